@@ -25,6 +25,11 @@
  * seq 0, len 0 and ack CN_NOTIFY_ADDED / CN_NOTIFY_REMOVED is sent to the
  * request's group. A control message with group 0 removes the requests whose
  * ranges equal its ranges.
+ *
+ * Well-formed (what libcn builds and kmod accepts): idx_notify_num >= 1,
+ * val_notify_num >= 1, their sum <= CN_NOTIFY_MAX_RANGES,
+ * len == sum * sizeof(struct cn_notify_req), and the cn_msg payload length
+ * == sizeof(struct cn_ctl_msg) + len.
  */
 #define CN_NOTIFY_IDX 0xffffffffU
 #define CN_NOTIFY_VAL 0xffffffffU

@@ -1,0 +1,443 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libcn - talk to the Linux kernel connector from userspace.
+ *
+ * Conventions
+ *   - Functions returning int return >= 0 on success or -errno on failure,
+ *     and leave errno set to the same (positive) value. Functions returning
+ *     pointers return NULL with errno set.
+ *   - -ENOBUFS always means "the socket overran and messages were lost".
+ *     No other failure is reported as -ENOBUFS.
+ *   - Messages live in caller buffers or in the socket's own receive buffer;
+ *     the socket handle (struct cn_sock) is the only heap object, and nothing
+ *     is allocated per message on the send and receive paths.
+ *
+ * Thread safety
+ *   - A struct cn_sock has no internal locking: use one from one thread at a
+ *     time (or serialise the calls yourself). Distinct sockets are
+ *     independent and may be used from different threads at once.
+ *   - Messages returned by a receive call point into the socket's buffer and
+ *     stay valid until the next receive, request or close on that socket.
+ *   - Functions that do not take a struct cn_sock (builders, decoders,
+ *     cn_is_reply, cn_strerror-like helpers) are pure and thread-safe.
+ */
+#ifndef LIBCN_H
+#define LIBCN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include <libcn/proto.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define CN_EXPORT __attribute__((visibility("default")))
+#else
+#define CN_EXPORT
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Sockets                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* An open connector socket. Opaque; created by cn_open, freed by cn_close. */
+struct cn_sock;
+
+/* cn_open_opts.flags */
+#define CN_OPEN_NONBLOCK 0x1u	/* receive calls return -EAGAIN instead of waiting */
+#define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port, not only the kernel's (0) */
+
+/*
+ * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts),
+ * then set what you need; fields left at 0 take the default. The size comes
+ * first so the struct can grow without breaking older callers.
+ */
+struct cn_open_opts {
+	size_t sz;	    /* sizeof(struct cn_open_opts) */
+	uint32_t flags;	    /* CN_OPEN_* */
+	int rcvbuf;	    /* receive buffer bytes (see cn_set_rcvbuf); 0: kernel default */
+	uint32_t batch;	    /* max datagrams per cn_recv_batch call; 0: 32 */
+	uint32_t backlog;   /* bytes kept for messages that arrive during cn_request; 0: 256 KiB */
+};
+
+/*
+ * Open a connector socket on netlink unit `unit` (NETLINK_CONNECTOR for the
+ * kernel's own connector, or the unit kmod reports) and bind it to a local
+ * port chosen by the kernel. `opts` may be NULL for defaults.
+ * Returns the socket, or NULL with errno set (EINVAL for bad options,
+ * EPROTONOSUPPORT when the kernel has no such netlink unit, ENOMEM, ...).
+ * The caller owns the socket and frees it with cn_close.
+ */
+CN_EXPORT struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts);
+
+/* Close the socket and free everything it owns. NULL is accepted. */
+CN_EXPORT void cn_close(struct cn_sock *s);
+
+/* The socket's file descriptor, for poll/epoll (readable: cn_recv has work,
+ * but see cn_pending: messages kept during cn_request do not make it readable).
+ * The fd stays owned by the socket: do not close it. */
+CN_EXPORT int cn_fd(const struct cn_sock *s);
+
+/* The netlink unit and local port id the socket is bound to. */
+CN_EXPORT int cn_unit(const struct cn_sock *s);
+CN_EXPORT uint32_t cn_port(const struct cn_sock *s);
+
+/* Switch non-blocking mode on (on != 0) or off. Returns 0 or -errno. */
+CN_EXPORT int cn_set_nonblocking(struct cn_sock *s, int on);
+
+/*
+ * Set the receive buffer to `bytes`. With CAP_NET_ADMIN the size is forced
+ * (SO_RCVBUFFORCE, above net.core.rmem_max); without it the kernel caps it.
+ * Returns the size the kernel reports afterwards (which counts its own
+ * bookkeeping and is usually twice the request), or -errno.
+ */
+CN_EXPORT int cn_set_rcvbuf(struct cn_sock *s, int bytes);
+
+/* Join / leave multicast group `group` (a group NUMBER, e.g. CN_IDX_PROC,
+ * not a bit mask). Returns 0 or -errno (-EINVAL for group 0). */
+CN_EXPORT int cn_join(struct cn_sock *s, uint32_t group);
+CN_EXPORT int cn_leave(struct cn_sock *s, uint32_t group);
+
+/* ------------------------------------------------------------------------ */
+/* Building and sending                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Bytes needed for a cn_msg carrying `len` payload bytes. */
+#define CN_MSG_SIZE(len) (sizeof(struct cn_msg) + (size_t)(len))
+
+/*
+ * Build a message in `buf` (at least CN_MSG_SIZE(len) bytes, aligned for
+ * struct cn_msg): id, seq = ack = flags = 0, and a copy of `len` bytes of
+ * `data` (data may be NULL when len is 0, or to leave the payload for the
+ * caller to fill). Returns the message (pointing into buf), or NULL with
+ * errno EINVAL (NULL buf) or EMSGSIZE (len > CONNECTOR_MAX_MSG_SIZE or
+ * bufsize too small).
+ */
+CN_EXPORT struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, uint32_t val,
+				     const void *data, size_t len);
+
+/* cn_send flags */
+#define CN_SEND_KEEP_SEQ 0x1u /* send msg->seq as it is (default: the socket's next seq) */
+#define CN_SEND_KEEP_ACK 0x2u /* send msg->ack as it is (default: a fresh random ack) */
+
+/*
+ * Send `msg` (header plus msg->len payload bytes) to the kernel.
+ * Genealogy: unless told to keep them, the socket writes its next sequence
+ * number (incrementing from a random start) into msg->seq and a random
+ * number into msg->ack before sending, so after the call msg holds exactly
+ * what went out. Returns 0, or -errno (-EMSGSIZE if msg->len is over
+ * CONNECTOR_MAX_MSG_SIZE, -EAGAIN on a full non-blocking socket, ...).
+ */
+CN_EXPORT int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags);
+
+/* Like cn_send, but to netlink port `port` (0: the kernel). */
+CN_EXPORT int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags);
+
+/* ------------------------------------------------------------------------ */
+/* Receiving                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* One received message. msg points into the socket's buffer (see top). */
+struct cn_message {
+	const struct cn_msg *msg; /* header + msg->len payload bytes, validated */
+	uint32_t port;		  /* sender's netlink port id; 0 is the kernel */
+	uint32_t group;		  /* multicast group it came through (1..32), 0: unicast
+				     or a group above 32 */
+};
+
+/* receive flags */
+#define CN_RECV_DONTWAIT 0x1u /* do not wait, even on a blocking socket */
+
+/*
+ * Receive one message. One datagram may hold several messages: they are
+ * returned one per call. Messages kept during cn_request come first.
+ * Returns 0 with *out filled, or:
+ *   -EAGAIN    nothing to read (non-blocking socket or CN_RECV_DONTWAIT)
+ *   -ENOBUFS   the socket overran (or the request backlog overflowed):
+ *              messages were lost. The socket stays usable; call again.
+ *   -EBADMSG   a malformed datagram (truncated header, cn_msg.len that
+ *              disagrees with the netlink length): the rest of it is dropped
+ *              and counted in cn_stats.malformed.
+ *   -EMSGSIZE  a datagram larger than the receive buffer (truncated).
+ *   -EINTR     interrupted by a signal.
+ *   any other  an NLMSG_ERROR the kernel sent, as -error (out->port is set).
+ * Messages from ports other than 0 are skipped (counted in
+ * cn_stats.foreign) unless the socket was opened with CN_OPEN_ANY_SENDER.
+ */
+CN_EXPORT int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags);
+
+/*
+ * Receive up to `max` messages with as few system calls as possible
+ * (recvmmsg of up to opts.batch datagrams). Waits for the first message
+ * unless the socket is non-blocking or CN_RECV_DONTWAIT is given; never waits
+ * for more. Returns the number of messages stored in out[] (>= 1), or a
+ * negative error as cn_recv. An overrun found after some messages were read
+ * is returned by the next call, so nothing is hidden.
+ */
+CN_EXPORT int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max,
+			    unsigned int flags);
+
+/* Counters kept by a socket since it was opened. */
+struct cn_stats {
+	uint64_t messages;   /* messages delivered to the caller */
+	uint64_t datagrams;  /* datagrams read from the kernel */
+	uint64_t overruns;   /* ENOBUFS / NLMSG_OVERRUN reports */
+	uint64_t malformed;  /* datagrams or messages refused as malformed */
+	uint64_t foreign;    /* messages skipped because they came from a non-kernel port */
+	uint64_t kept;	     /* messages kept in the backlog during cn_request */
+	uint64_t kept_lost;  /* messages lost because the backlog was full */
+	uint64_t syscalls;   /* receive system calls made */
+};
+
+/* Copy the socket's counters into *st. Returns 0 or -EINVAL. */
+CN_EXPORT int cn_stats(const struct cn_sock *s, struct cn_stats *st);
+
+/* Number of messages kept during cn_request and not yet returned. */
+CN_EXPORT size_t cn_pending(const struct cn_sock *s);
+
+/* ------------------------------------------------------------------------ */
+/* Genealogy: requests and replies                                           */
+/* ------------------------------------------------------------------------ */
+
+/* How a reply is recognised. */
+enum cn_match {
+	CN_MATCH_STRICT = 0,   /* same id, same seq, ack == request ack + 1 */
+	CN_MATCH_ACK_ONLY = 1, /* same id, ack == request ack + 1 (the proc connector
+				  overwrites seq, see DESIGN.md) */
+};
+
+/* Does `msg` answer `req` under `policy`? Returns 1 yes, 0 no. */
+CN_EXPORT int cn_is_reply(const struct cn_msg *req, const struct cn_msg *msg, enum cn_match policy);
+
+/*
+ * Called for each message that arrives during cn_request and is not the
+ * reply, when set with cn_set_handler. The message is only valid during the
+ * call.
+ */
+typedef void (*cn_handler_fn)(const struct cn_message *m, void *arg);
+
+/* Hand messages that arrive during cn_request to `fn` instead of keeping
+ * them for cn_recv. fn NULL restores keeping. */
+CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
+
+/*
+ * Send `req` (as cn_send with `flags`) and wait up to `timeout_ms`
+ * milliseconds (< 0: forever) for its reply under `policy`.
+ * Messages that arrive meanwhile are not lost: they go to the handler (see
+ * cn_set_handler) or are kept for the next cn_recv (up to opts.backlog bytes;
+ * beyond it they are counted in kept_lost and the next cn_recv returns
+ * -ENOBUFS).
+ * Returns 0 with *reply filled (valid until the next receive call),
+ * -ETIMEDOUT, -ENOBUFS if the socket overran while waiting (the reply may
+ * have been lost; the request can be retried), or another -errno.
+ */
+CN_EXPORT int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
+			 enum cn_match policy, int timeout_ms, struct cn_message *reply);
+
+/*
+ * Answer received message `to`: sends a message with the same id and seq,
+ * ack + 1, and `len` bytes of `data`, to the port it came from.
+ * Returns 0 or -errno (-EMSGSIZE for len > CONNECTOR_MAX_MSG_SIZE).
+ */
+CN_EXPORT int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data,
+		       size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* Datagram parsing (what cn_recv uses; exposed for tests and custom loops)  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Walk a datagram of `len` bytes holding netlink messages. On each call,
+ * *offset (start at 0) advances past one netlink message.
+ * Returns:
+ *   1  *out points to a valid cn_msg (its length agrees with the netlink one)
+ *   0  end of datagram
+ *  -EBADMSG    truncated or inconsistent data (stop walking this datagram)
+ *  -ENOBUFS    an NLMSG_OVERRUN message
+ *  -ENODATA    a message that carries nothing for the caller (NLMSG_NOOP,
+ *              an NLMSG_ERROR with error 0): continue walking
+ *  other < 0   an NLMSG_ERROR carrying that -errno
+ */
+CN_EXPORT int cn_parse_next(const void *buf, size_t len, size_t *offset, const struct cn_msg **out);
+
+/* ------------------------------------------------------------------------ */
+/* Proc connector (CN_IDX_PROC): process events                              */
+/* ------------------------------------------------------------------------ */
+
+/* Event types, equal to the kernel's PROC_EVENT_* values (usable as a mask). */
+enum cn_proc_what {
+	CN_PROC_NONE = 0x00000000,     /* an ack to LISTEN/IGNORE */
+	CN_PROC_FORK = 0x00000001,
+	CN_PROC_EXEC = 0x00000002,
+	CN_PROC_UID = 0x00000004,
+	CN_PROC_GID = 0x00000040,
+	CN_PROC_SID = 0x00000080,
+	CN_PROC_PTRACE = 0x00000100,
+	CN_PROC_COMM = 0x00000200,
+	CN_PROC_NONZERO_EXIT = 0x20000000, /* filter only: exits with status != 0 */
+	CN_PROC_COREDUMP = 0x40000000,
+	CN_PROC_EXIT = 0x80000000,
+};
+
+/* Every event type: the kernel's PROC_EVENT_ALL, which includes the
+ * CN_PROC_NONZERO_EXIT flag (the kernel compares filters to it exactly). */
+#define CN_PROC_ALL                                                                          \
+	(CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_UID | CN_PROC_GID | CN_PROC_SID | CN_PROC_PTRACE | \
+	 CN_PROC_COMM | CN_PROC_NONZERO_EXIT | CN_PROC_COREDUMP | CN_PROC_EXIT)
+
+/* A decoded proc event. Fields not used by an event type are 0. */
+struct cn_proc_event {
+	enum cn_proc_what what;
+	uint32_t cpu;		/* CPU that sent it */
+	uint32_t seq;		/* that CPU's event counter (cn_msg.seq) */
+	uint64_t timestamp_ns;	/* nanoseconds since boot */
+	pid_t pid;		/* thread the event is about (fork: the child) */
+	pid_t tgid;		/* its process (thread group) id */
+	pid_t parent_pid;	/* fork, exit, coredump: the parent */
+	pid_t parent_tgid;
+	pid_t tracer_pid;	/* ptrace: the tracer (0: detach) */
+	pid_t tracer_tgid;
+	uint32_t ruid, euid;	/* uid: real/effective uid; gid: real/effective gid */
+	uint32_t exit_code;	/* exit: wait(2) status (WIFEXITED etc. apply) */
+	uint32_t exit_signal;	/* exit: signal the parent gets (usually SIGCHLD) */
+	uint32_t ack_err;	/* none: error of the LISTEN/IGNORE ack (0 = ok) */
+	uint32_t ack;		/* cn_msg.ack (for matching LISTEN acks) */
+	char comm[17];		/* comm: new name, NUL-terminated */
+	uint32_t lost_before;	/* cn_proc_recv: events lost on this CPU just before it */
+};
+
+/*
+ * Decode a proc connector message into *ev (no loss tracking).
+ * Returns 0, -EPROTO if msg is not {CN_IDX_PROC, CN_VAL_PROC}, -EBADMSG if
+ * its payload is too short for a proc_event.
+ */
+CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev);
+
+/* Short lower-case name of an event type ("fork", "exit", ...; "none" for
+ * acks, "unknown" for anything else). Never NULL. */
+CN_EXPORT const char *cn_proc_what_name(enum cn_proc_what what);
+
+/*
+ * Parse a comma-separated list of event names as printed by
+ * cn_proc_what_name ("fork,exec,exit"; also "all" and "nonzero_exit", the
+ * latter meaning exits with a non-zero status) into a CN_PROC_* mask.
+ * Returns 0 with *mask set, or -EINVAL for an empty list, an empty item or
+ * an unknown name ("none" is not an event type).
+ */
+CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
+
+/*
+ * Subscribe the socket (opened on NETLINK_CONNECTOR) to proc events: joins
+ * group CN_IDX_PROC and sends PROC_CN_MCAST_LISTEN.
+ * `mask` selects event types (CN_PROC_* bits); 0 or CN_PROC_ALL means all.
+ * With a partial mask, the kernel's filter (8-byte struct proc_input, Linux
+ * >= 6.6) is used when the running kernel has it: this is detected once per
+ * process by a probe listen whose ack only such a kernel sends. Without it,
+ * libcn filters in userspace (cn_proc_recv drops unwanted types).
+ * `timeout_ms` bounds each wait for an ack.
+ * Returns 1 if the kernel filters, 0 if userspace filters (or no filter was
+ * asked), or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the kernel
+ * has no proc connector; the kernel's ack error, e.g. -EPERM).
+ * Per-CPU sequence tracking starts afresh.
+ */
+CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
+
+/*
+ * Stop proc events for this socket (PROC_CN_MCAST_IGNORE) and leave the
+ * group. Kernels with filtering do not send the ack to the ignoring socket,
+ * so this does not wait for one. Returns 0 or -errno.
+ */
+CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
+
+/* Does the running kernel filter proc events per socket? 1 yes, 0 no,
+ * -errno if the probe could not run. Probes once per process (see
+ * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR. */
+CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
+
+/*
+ * Receive the next proc event, decode it and track loss: ev->lost_before is
+ * how many events this CPU's counter skipped since the last event seen from
+ * it (exact when no kernel filter is active, since filtered events also
+ * advance the counter; with a kernel filter only overruns are reported).
+ * Messages of other ids are skipped. Events outside a userspace filter are
+ * skipped (after being tracked).
+ * Returns 0, or a negative error as cn_recv (-ENOBUFS: overrun; call again).
+ */
+CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags);
+
+/*
+ * Decode and track one already received message (for cn_recv_batch loops).
+ * Returns 1 if *ev is an event for the caller, 0 if it should be skipped
+ * (other id, or filtered out in userspace), or -errno as cn_proc_decode.
+ */
+CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
+			     struct cn_proc_event *ev);
+
+/* Loss accounting of a proc listener. */
+struct cn_proc_stats {
+	uint64_t events;   /* events decoded and tracked */
+	uint64_t lost;	   /* events missing from per-CPU sequences */
+	uint64_t overruns; /* socket overruns (ENOBUFS) seen */
+};
+
+/* Copy the proc counters. Returns 0 or -EINVAL. */
+CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
+
+/* ------------------------------------------------------------------------ */
+/* Notification requests (kmod's {-1,-1} control protocol, libcn/proto.h)    */
+/* ------------------------------------------------------------------------ */
+
+/* One range [first, first + range). */
+struct cn_range {
+	uint32_t first;
+	uint32_t range;
+};
+
+/*
+ * Build, in `buf` (bufsize bytes), the control message asking for add/remove
+ * notifications of callbacks whose idx lies in one of idx[0..nidx) and val
+ * in one of val[0..nval), delivered to `group` (!= 0). The message has id
+ * {CN_NOTIFY_IDX, CN_NOTIFY_VAL}; send it with cn_send.
+ * Returns the message, or NULL with errno EINVAL (group 0, no ranges, NULL
+ * arrays, more than CN_NOTIFY_MAX_RANGES ranges) or EMSGSIZE (buf too small).
+ */
+CN_EXPORT struct cn_msg *cn_notify_build(void *buf, size_t bufsize, const struct cn_range *idx,
+					 unsigned int nidx, const struct cn_range *val,
+					 unsigned int nval, uint32_t group);
+
+/* Bytes cn_notify_build needs for nidx + nval ranges. */
+#define CN_NOTIFY_SIZE(nidx, nval)                                       \
+	(CN_MSG_SIZE(sizeof(struct cn_ctl_msg) +                         \
+		     ((size_t)(nidx) + (nval)) * sizeof(struct cn_notify_req)))
+
+/* Build the removal of a request with the same ranges (group 0). Same
+ * returns as cn_notify_build. */
+CN_EXPORT struct cn_msg *cn_notify_build_remove(void *buf, size_t bufsize,
+						const struct cn_range *idx, unsigned int nidx,
+						const struct cn_range *val, unsigned int nval);
+
+/* A decoded notification. */
+struct cn_notification {
+	uint32_t idx, val; /* the callback's id */
+	int added;	   /* 1: registered, 0: removed */
+};
+
+/* Decode a notification message. Returns 0, or -EBADMSG if msg is not one
+ * (payload not empty, ack not CN_NOTIFY_ADDED/REMOVED). */
+CN_EXPORT int cn_notify_decode(const struct cn_msg *msg, struct cn_notification *n);
+
+/* Check a control message payload (as kmod does): returns 0 if `data`/`len`
+ * is a well-formed struct cn_ctl_msg, -EBADMSG otherwise. */
+CN_EXPORT int cn_notify_validate(const void *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBCN_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* message.c - building and sending messages, and seq/ack genealogy. */
+#include <poll.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+uint32_t cn__random_u32(struct cn_sock *s)
+{
+	/* xorshift64*: acks only need to be unpredictable enough not to
+	 * collide with other senders' acks, not to be secret. */
+	uint64_t x = s->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->rng = x;
+	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
+struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, uint32_t val, const void *data,
+			   size_t len)
+{
+	struct cn_msg *m = buf;
+
+	if (!buf) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (len > CONNECTOR_MAX_MSG_SIZE || bufsize < CN_MSG_SIZE(len)) {
+		errno = EMSGSIZE;
+		return NULL;
+	}
+	memset(m, 0, sizeof(*m));
+	m->id.idx = idx;
+	m->id.val = val;
+	m->len = (__u16)len;
+	if (data && len)
+		memcpy(m->data, data, len);
+	return m;
+}
+
+/* Send header `m` followed by `len` bytes of `data` (which may be m->data)
+ * as one datagram to `port`, without copying the payload. */
+static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *data, size_t len,
+		      uint32_t port)
+{
+	struct nlmsghdr nlh = {
+		.nlmsg_len = (__u32)(NLMSG_HDRLEN + sizeof(*m) + len),
+		.nlmsg_type = NLMSG_DONE,
+		.nlmsg_seq = m->seq,
+		.nlmsg_pid = s->port,
+	};
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = port };
+	struct iovec iov[3] = {
+		{ .iov_base = &nlh, .iov_len = NLMSG_HDRLEN },
+		{ .iov_base = (void *)m, .iov_len = sizeof(*m) },
+		{ .iov_base = (void *)data, .iov_len = len },
+	};
+	struct msghdr mh = {
+		.msg_name = &to,
+		.msg_namelen = sizeof(to),
+		.msg_iov = iov,
+		.msg_iovlen = len ? 3 : 2,
+	};
+	ssize_t r;
+
+	do
+		r = sendmsg(s->fd, &mh, 0);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return cn_fail(errno);
+	return 0;
+}
+
+int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
+{
+	if (!s || !msg || (flags & ~(CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)))
+		return cn_fail(EINVAL);
+	if (msg->len > CONNECTOR_MAX_MSG_SIZE)
+		return cn_fail(EMSGSIZE);
+	if (!(flags & CN_SEND_KEEP_SEQ))
+		msg->seq = s->next_seq++;
+	if (!(flags & CN_SEND_KEEP_ACK))
+		msg->ack = cn__random_u32(s);
+	return send_parts(s, msg, msg->data, msg->len, port);
+}
+
+int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
+{
+	return cn_sendto(s, msg, 0, flags);
+}
+
+int cn_is_reply(const struct cn_msg *req, const struct cn_msg *msg, enum cn_match policy)
+{
+	if (!req || !msg)
+		return 0;
+	if (msg->id.idx != req->id.idx || msg->id.val != req->id.val)
+		return 0;
+	if (msg->ack != req->ack + 1)
+		return 0;
+	return policy == CN_MATCH_ACK_ONLY || msg->seq == req->seq;
+}
+
+int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, size_t len)
+{
+	struct cn_msg hdr;
+
+	if (!s || !to || !to->msg || (len && !data))
+		return cn_fail(EINVAL);
+	if (len > CONNECTOR_MAX_MSG_SIZE)
+		return cn_fail(EMSGSIZE);
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.id = to->msg->id;
+	hdr.seq = to->msg->seq;
+	hdr.ack = to->msg->ack + 1;
+	hdr.len = (__u16)len;
+	return send_parts(s, &hdr, data, len, to->port);
+}
+
+void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg)
+{
+	if (!s)
+		return;
+	s->handler = fn;
+	s->handler_arg = arg;
+}
+
+/* A message that is not the awaited reply: to the handler, or kept. */
+void cn__keep(struct cn_sock *s, const struct cn_message *m)
+{
+	if (s->handler) {
+		s->handler(m, s->handler_arg);
+		return;
+	}
+	if (cn__backlog_push(&s->backlog, m) == 0)
+		s->st.kept++;
+	else
+		s->st.kept_lost++;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum cn_match policy,
+	       int timeout_ms, struct cn_message *reply)
+{
+	struct cn_message m;
+	int64_t deadline = timeout_ms >= 0 ? now_ms() + timeout_ms : -1;
+	int r;
+
+	if (!s || !req || !reply || (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
+		return cn_fail(EINVAL);
+
+	/* Messages already read but not returned must survive: the slots are
+	 * about to be reused. */
+	while (cn__rx_pending(s)) {
+		r = cn__next_message(s, &m, 0);
+		if (r == 0)
+			cn__keep(s, &m);
+		else if (r == -EAGAIN)
+			break;
+	}
+
+	r = cn_sendto(s, req, 0, flags);
+	if (r < 0)
+		return r;
+
+	for (;;) {
+		int wait = 0;
+
+		r = cn__next_message(s, &m, 0);
+		if (r == 0) {
+			if (cn_is_reply(req, m.msg, policy)) {
+				*reply = m;
+				return 0;
+			}
+			cn__keep(s, &m);
+			continue;
+		}
+		if (r == -EBADMSG || r == -EMSGSIZE)
+			continue; /* counted in the stats; not our reply */
+		if (r != -EAGAIN)
+			return cn_ret(r);
+
+		if (deadline >= 0) {
+			int64_t left = deadline - now_ms();
+
+			if (left <= 0)
+				return cn_fail(ETIMEDOUT);
+			wait = left > 0x7fffffff ? 0x7fffffff : (int)left;
+		} else {
+			wait = -1;
+		}
+		struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+		r = poll(&p, 1, wait);
+		if (r < 0)
+			return cn_fail(errno);
+		if (r == 0)
+			return cn_fail(ETIMEDOUT);
+	}
+}
