@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* host_util.c - helpers for tests against the running kernel's connector. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "host_util.h"
+
+static void skip(const char *why)
+{
+	const char *ci = getenv("CI");
+
+	if (ci && strcmp(ci, "true") == 0) {
+		fprintf(stderr, "FAIL: cannot run in CI: %s\n", why);
+		exit(1);
+	}
+	fprintf(stderr, "SKIP: %s\n", why);
+	exit(SKIP_EXIT);
+}
+
+void host_require_proc_connector(void)
+{
+	struct cn_sock *s;
+	int r;
+
+	if (geteuid() != 0)
+		skip("needs root");
+	s = cn_open(NETLINK_CONNECTOR, NULL);
+	if (!s)
+		skip("no NETLINK_CONNECTOR in this kernel");
+	r = cn_proc_listen(s, 0, 2000);
+	cn_close(s);
+	if (r < 0) {
+		fprintf(stderr, "proc listen: %s\n", strerror(-r));
+		skip("the kernel's proc connector does not answer");
+	}
+}
+
+struct cn_sock *host_open(int rcvbuf)
+{
+	struct cn_open_opts o = { .sz = sizeof(o), .rcvbuf = rcvbuf };
+	struct cn_sock *s = cn_open(NETLINK_CONNECTOR, &o);
+
+	if (!s) {
+		fprintf(stderr, "cn_open: %s\n", strerror(errno));
+		abort();
+	}
+	return s;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int host_wait_event(struct cn_sock *s, uint32_t what, pid_t tgid, int timeout_ms,
+		    struct cn_proc_event *ev)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+
+	for (;;) {
+		int r = cn_proc_recv(s, ev, CN_RECV_DONTWAIT);
+
+		if (r == 0) {
+			if ((uint32_t)ev->what == what && ev->tgid == tgid)
+				return 0;
+			continue;
+		}
+		if (r != -EAGAIN)
+			return r;
+		int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		struct pollfd p = { .fd = cn_fd(s), .events = POLLIN };
+		poll(&p, 1, (int)left);
+	}
+}
+
+pid_t host_spawn(int (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(fn(arg));
+	return pid;
+}
+
+int host_reap(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* host_util.h - helpers for tests against the running kernel's connector. */
+#ifndef HOST_UTIL_H
+#define HOST_UTIL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "libcn.h"
+
+/* The exit code CTest reports as "skipped". */
+#define SKIP_EXIT 77
+
+/* Exit 77 with a reason unless we are root and the kernel has a proc
+ * connector that answers a LISTEN. In CI (CI=true) a skip is a failure. */
+void host_require_proc_connector(void);
+
+/* Open a NETLINK_CONNECTOR socket with rcvbuf bytes (0: default), failing
+ * the test on error. */
+struct cn_sock *host_open(int rcvbuf);
+
+/* Wait up to timeout_ms for an event matching (what, tgid) on s; events of
+ * other processes are skipped. Returns 0 with *ev, or -ETIMEDOUT / -errno. */
+int host_wait_event(struct cn_sock *s, uint32_t what, pid_t tgid, int timeout_ms,
+		    struct cn_proc_event *ev);
+
+/* Fork a child that runs fn(arg) and _exits with its return value. */
+pid_t host_spawn(int (*fn)(void *), void *arg);
+
+/* waitpid and return the raw status. */
+int host_reap(pid_t pid);
+
+#endif

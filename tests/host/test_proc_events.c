@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_proc_events.c - proc connector events from real children, against the
+ * running kernel: every expected event arrives with the right ids and codes.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "host_util.h"
+
+#define WAIT_MS 5000
+
+static int exit_with(void *arg)
+{
+	return (int)(intptr_t)arg;
+}
+
+static int exec_true(void *arg)
+{
+	(void)arg;
+	execl("/bin/true", "true", (char *)NULL);
+	return 127;
+}
+
+static int rename_self(void *arg)
+{
+	prctl(PR_SET_NAME, (unsigned long)arg, 0, 0, 0);
+	return 0;
+}
+
+static int change_ids(void *arg)
+{
+	(void)arg;
+	if (setgid(65534) < 0 || setuid(65534) < 0)
+		return 1;
+	return 0;
+}
+
+static int new_session(void *arg)
+{
+	(void)arg;
+	return setsid() < 0;
+}
+
+static int wait_for_signal(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void test_fork_and_exit_codes(void **state)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	child = host_spawn(exit_with, (void *)(intptr_t)42);
+	assert_true(child > 0);
+	assert_int_equal(host_reap(child), 42 << 8);
+
+	assert_int_equal(host_wait_event(s, CN_PROC_FORK, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.pid, child);
+	assert_int_equal(ev.parent_tgid, getpid());
+	assert_int_equal(ev.parent_pid, getpid());
+
+	assert_int_equal(host_wait_event(s, CN_PROC_EXIT, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.pid, child);
+	assert_true(WIFEXITED((int)ev.exit_code));
+	assert_int_equal(WEXITSTATUS((int)ev.exit_code), 42);
+	assert_int_equal(ev.exit_signal, SIGCHLD);
+	assert_int_equal(ev.parent_tgid, getpid());
+	assert_true(ev.timestamp_ns > 0);
+	cn_close(s);
+}
+
+static void test_killed_child_reports_signal(void **state)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	child = host_spawn(wait_for_signal, NULL);
+	assert_int_equal(kill(child, SIGKILL), 0);
+	host_reap(child);
+	assert_int_equal(host_wait_event(s, CN_PROC_EXIT, child, WAIT_MS, &ev), 0);
+	assert_true(WIFSIGNALED((int)ev.exit_code));
+	assert_int_equal(WTERMSIG((int)ev.exit_code), SIGKILL);
+	cn_close(s);
+}
+
+static void test_exec_comm_ids_sid(void **state)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+
+	child = host_spawn(exec_true, NULL);
+	assert_int_equal(host_reap(child), 0);
+	assert_int_equal(host_wait_event(s, CN_PROC_EXEC, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.pid, child);
+
+	child = host_spawn(rename_self, "libcn-renamed");
+	assert_int_equal(host_reap(child), 0);
+	assert_int_equal(host_wait_event(s, CN_PROC_COMM, child, WAIT_MS, &ev), 0);
+	assert_string_equal(ev.comm, "libcn-renamed");
+
+	child = host_spawn(change_ids, NULL);
+	assert_int_equal(host_reap(child), 0);
+	assert_int_equal(host_wait_event(s, CN_PROC_GID, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.ruid, 65534); /* rgid, in the shared field */
+	assert_int_equal(ev.euid, 65534);
+	assert_int_equal(host_wait_event(s, CN_PROC_UID, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.ruid, 65534);
+	assert_int_equal(ev.euid, 65534);
+
+	child = host_spawn(new_session, NULL);
+	assert_int_equal(host_reap(child), 0);
+	assert_int_equal(host_wait_event(s, CN_PROC_SID, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.pid, child);
+	cn_close(s);
+}
+
+static void test_ptrace_attach_detach(void **state)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev;
+	pid_t child;
+	int status;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	child = host_spawn(wait_for_signal, NULL);
+	assert_int_equal(ptrace(PTRACE_ATTACH, child, NULL, NULL), 0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_int_equal(host_wait_event(s, CN_PROC_PTRACE, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.tracer_tgid, getpid());
+	assert_int_equal(ptrace(PTRACE_DETACH, child, NULL, NULL), 0);
+	assert_int_equal(host_wait_event(s, CN_PROC_PTRACE, child, WAIT_MS, &ev), 0);
+	assert_int_equal(ev.tracer_tgid, 0);
+	kill(child, SIGKILL);
+	host_reap(child);
+	cn_close(s);
+}
+
+static void test_two_sockets_see_the_same_child(void **state)
+{
+	struct cn_sock *a = host_open(1 << 20), *b = host_open(1 << 20);
+	struct cn_proc_event ea, eb;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(a, 0, WAIT_MS), 0);
+	assert_int_equal(cn_proc_listen(b, 0, WAIT_MS), 0);
+	child = host_spawn(exit_with, (void *)7);
+	host_reap(child);
+	assert_int_equal(host_wait_event(a, CN_PROC_EXIT, child, WAIT_MS, &ea), 0);
+	assert_int_equal(host_wait_event(b, CN_PROC_EXIT, child, WAIT_MS, &eb), 0);
+	assert_int_equal(ea.seq, eb.seq);
+	assert_int_equal(ea.cpu, eb.cpu);
+	assert_int_equal(WEXITSTATUS((int)eb.exit_code), 7);
+	cn_close(a);
+	cn_close(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fork_and_exit_codes),
+		cmocka_unit_test(test_killed_child_reports_signal),
+		cmocka_unit_test(test_exec_comm_ids_sid),
+		cmocka_unit_test(test_ptrace_attach_detach),
+		cmocka_unit_test(test_two_sockets_see_the_same_child),
+	};
+
+	host_require_proc_connector();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
