@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * cnbus.h - kernel API of the cnbus connector/CBUS module.
+ *
+ * cnbus is a connector (the 2005 "kernel connector" design) on its own
+ * netlink unit, coexisting with the kernel's built-in connector. Messages
+ * are framed as one struct nlmsghdr (type NLMSG_DONE) followed by a
+ * struct cn_msg and cn_msg.len bytes of payload.
+ *
+ * Callbacks are registered by struct cb_id {idx, val}; each registered id
+ * owns multicast group idx.
+ */
+#ifndef CNBUS_H
+#define CNBUS_H
+
+#include <linux/connector.h>
+#include <linux/gfp.h>
+#include <linux/netlink.h>
+#include <linux/types.h>
+
+/**
+ * typedef cnbus_callback_t - called for every message sent to an id.
+ * @msg: the message; valid only for the duration of the call.
+ * @nsp: netlink parameters of the sender; nsp->portid is the port to
+ *       answer with cnbus_reply(), nsp->sk the sending socket.
+ *
+ * Runs in the sender's process context (the netlink input path), possibly
+ * on several CPUs at once. It may sleep.
+ */
+typedef void (*cnbus_callback_t)(struct cn_msg *msg,
+				 struct netlink_skb_parms *nsp);
+
+/**
+ * cnbus_add_callback() - register a callback for an id.
+ * @id: the id; {CN_NOTIFY_IDX, CN_NOTIFY_VAL} is reserved.
+ * @name: short name shown in /proc/net/cnbus (copied).
+ * @callback: the function to run.
+ *
+ * Sends an "added" notification to matching notification requests.
+ * Process context only.
+ *
+ * Return: 0, -EEXIST if the id is taken, -EINVAL for the reserved id,
+ * -ENOMEM.
+ */
+int cnbus_add_callback(const struct cb_id *id, const char *name,
+		       cnbus_callback_t callback);
+
+/**
+ * cnbus_del_callback() - remove the callback for an id.
+ * @id: the id.
+ *
+ * Waits until every running invocation of the callback has returned, so
+ * the caller may free what the callback uses (or unload) afterwards. Sends a
+ * "removed" notification to matching notification requests. Process context
+ * only; never call it from the callback itself.
+ */
+void cnbus_del_callback(const struct cb_id *id);
+
+/**
+ * cnbus_send() - send a message to a port or a multicast group.
+ * @msg: the message (header and msg->len bytes of payload); copied.
+ * @portid: destination port, or 0 to multicast.
+ * @group: multicast group when @portid is 0; 0 means the group of the
+ *         callback registered for msg->id.
+ * @gfp: allocation flags of the caller's context.
+ *
+ * Return: 0 or a negative errno: -ENODEV (group 0 and no callback for the
+ * id), -EINVAL (msg->len too large or group beyond the unit's groups),
+ * -ESRCH (nobody listens on the group), -ENOBUFS (a listener overran),
+ * -ENOMEM, or netlink_unicast()'s error for a port.
+ */
+int cnbus_send(const struct cn_msg *msg, u32 portid, u32 group, gfp_t gfp);
+
+/**
+ * cnbus_reply() - send a message to one port (unicast).
+ * @msg: the message; copied.
+ * @portid: the destination, usually nsp->portid of the message answered.
+ * @gfp: allocation flags; when they do not allow blocking the send does not
+ *       wait for room in the receiver's buffer.
+ *
+ * Return: 0 or a negative errno (-ECONNREFUSED when the port is gone,
+ * -EAGAIN when its buffer is full and @gfp forbids waiting, -ENOMEM).
+ */
+int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
+
+/**
+ * cnbus_insert() - queue a message for asynchronous multicast (CBUS).
+ * @msg: the message; copied at once with @gfp.
+ * @gfp: allocation flags of the caller's context (GFP_ATOMIC in IRQ or
+ *       under a spinlock).
+ *
+ * Usable from any context except NMI, including hard IRQ. The message goes
+ * to the group of the callback registered for msg->id and is queued on the
+ * current CPU; a per-CPU worker sends it. Messages inserted on one CPU are
+ * sent in order; there is no order between CPUs, so carry the CPU id in the
+ * payload. When the CPU's queue is full the message is sent directly
+ * instead (outside hard IRQ; in hard IRQ it is dropped and counted), which
+ * may overtake messages still queued.
+ *
+ * Return: 0 when accepted (it then counts as inserted and ends up sent,
+ * sent directly or dropped), -ENODEV (no callback for msg->id), -EINVAL,
+ * -ENOMEM, -ESHUTDOWN (the module is unloading).
+ */
+int cnbus_insert(const struct cn_msg *msg, gfp_t gfp);
+
+#endif /* CNBUS_H */

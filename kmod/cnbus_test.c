@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cnbus_test.c - test module for cnbus (the 2005 cn_test.c, rebuilt).
+ *
+ * 0x123.0x456, 0x123.0x457: echo. The reply goes to the sender's port with
+ *     the same seq, ack + 1 and the same payload.
+ * 0x123.0x458: burst control. Payload: struct cnbus_test_burst (or just the
+ *     __u32 count). Every online CPU inserts count CBUS messages with id
+ *     0x123.0x458, seq = 0..count-1, ack = cpu, payload text
+ *     "cpu=C burst=N"; from process context, or from hard IRQ (irq_work)
+ *     when flags has CNBUS_TEST_BURST_HARDIRQ. When every insert has been
+ *     made, the request is answered (seq, ack + 1) with the struct,
+ *     inserted/refused filled in.
+ * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
+ *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+#include <linux/timer.h>
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+#include <linux/irq_work.h>
+#include <linux/completion.h>
+#include <linux/mutex.h>
+#include <linux/cpu.h>
+#include <linux/smp.h>
+
+#include "cnbus.h"
+
+#define CNBUS_TEST_IDX 0x123
+#define CNBUS_TEST_ECHO_A 0x456
+#define CNBUS_TEST_ECHO_B 0x457
+#define CNBUS_TEST_BURST 0x458
+#define CNBUS_TEST_BURST_HARDIRQ 0x1
+#define CNBUS_TEST_TEXT 48
+#define CNBUS_TEST_IRQ_BATCH 64
+
+struct cnbus_test_burst {
+	__u32 count;	/* inserts per CPU */
+	__u32 flags;	/* CNBUS_TEST_BURST_* */
+	__u32 cpus;	/* reply: CPUs that took part */
+	__u32 pad;
+	__u64 inserted;	/* reply: inserts accepted */
+	__u64 refused;	/* reply: inserts refused */
+};
+
+static unsigned int period_ms = 1000;
+module_param(period_ms, uint, 0444);
+MODULE_PARM_DESC(period_ms, "CBUS counter timer period in ms, 0 = off (default 1000)");
+
+struct cnbus_test_cpu {
+	struct work_struct work;
+	struct irq_work iw;
+	struct completion done;
+	unsigned int cpu;
+	u32 count;
+	u32 flags;
+	u32 next;
+	u64 inserted;
+	u64 refused;
+};
+
+static struct cnbus_test_cpu *cnbus_test_cpus;
+static DEFINE_MUTEX(cnbus_test_burst_lock);
+static struct timer_list cnbus_test_timer;
+static bool cnbus_test_stopping;
+static u64 cnbus_test_counter;
+
+static const struct cb_id cnbus_test_ids[] = {
+	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_BURST },
+};
+
+static void cnbus_test_echo(struct cn_msg *msg, struct netlink_skb_parms *nsp)
+{
+	struct cn_msg *reply;
+	int err;
+
+	reply = kmalloc(sizeof(*reply) + msg->len, GFP_KERNEL);
+	if (!reply)
+		return;
+	memcpy(reply, msg, sizeof(*reply) + msg->len);
+	reply->ack = msg->ack + 1;
+	err = cnbus_reply(reply, nsp->portid, GFP_KERNEL);
+	if (err)
+		pr_debug("echo reply to %u: %d\n", nsp->portid, err);
+	kfree(reply);
+}
+
+/* One burst message; returns cnbus_insert()'s result. */
+static int cnbus_test_insert_one(unsigned int cpu, u32 seq, gfp_t gfp)
+{
+	struct {
+		struct cn_msg msg;
+		char text[CNBUS_TEST_TEXT];
+	} m;
+	int n;
+
+	memset(&m.msg, 0, sizeof(m.msg));
+	m.msg.id.idx = CNBUS_TEST_IDX;
+	m.msg.id.val = CNBUS_TEST_BURST;
+	m.msg.seq = seq;
+	m.msg.ack = cpu;
+	n = scnprintf(m.text, sizeof(m.text), "cpu=%u burst=%u", cpu, seq);
+	m.msg.len = n + 1;
+	return cnbus_insert(&m.msg, gfp);
+}
+
+static void cnbus_test_burst_work(struct work_struct *work)
+{
+	struct cnbus_test_cpu *c = container_of(work, struct cnbus_test_cpu, work);
+	u32 i;
+
+	if (c->flags & CNBUS_TEST_BURST_HARDIRQ) {
+		/* Bound work runs on c->cpu: the irq_work fires there. */
+		if (c->count && irq_work_queue(&c->iw))
+			wait_for_completion(&c->done);
+		return;
+	}
+	for (i = 0; i < c->count; i++) {
+		if (cnbus_test_insert_one(c->cpu, i, GFP_KERNEL))
+			c->refused++;
+		else
+			c->inserted++;
+		if (!(i % 1024))
+			cond_resched();
+	}
+}
+
+/* Hard IRQ context: a batch per invocation, then requeue itself. */
+static void cnbus_test_burst_irq(struct irq_work *iw)
+{
+	struct cnbus_test_cpu *c = container_of(iw, struct cnbus_test_cpu, iw);
+	unsigned int cpu = smp_processor_id();
+	u32 end = min(c->count, c->next + CNBUS_TEST_IRQ_BATCH);
+
+	for (; c->next < end; c->next++) {
+		if (cnbus_test_insert_one(cpu, c->next, GFP_ATOMIC))
+			c->refused++;
+		else
+			c->inserted++;
+	}
+	if (c->next < c->count)
+		irq_work_queue(iw);
+	else
+		complete(&c->done);
+}
+
+static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
+{
+	struct {
+		struct cn_msg msg;
+		struct cnbus_test_burst b;
+	} reply;
+	struct cnbus_test_burst req = { 0 };
+	unsigned int cpu;
+
+	if (msg->len != sizeof(__u32) && msg->len != sizeof(req))
+		return;
+	memcpy(&req, msg->data, msg->len);
+
+	mutex_lock(&cnbus_test_burst_lock);
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+
+		c->cpu = cpu;
+		c->count = req.count;
+		c->next = 0;
+		c->inserted = 0;
+		c->refused = 0;
+		c->flags = req.flags;
+		reinit_completion(&c->done);
+		queue_work_on(cpu, system_highpri_wq, &c->work);
+	}
+	req.cpus = 0;
+	req.inserted = 0;
+	req.refused = 0;
+	for_each_online_cpu(cpu) {
+		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+
+		flush_work(&c->work);
+		req.cpus++;
+		req.inserted += c->inserted;
+		req.refused += c->refused;
+	}
+	cpus_read_unlock();
+	mutex_unlock(&cnbus_test_burst_lock);
+
+	reply.msg = *msg;
+	reply.msg.ack = msg->ack + 1;
+	reply.msg.len = sizeof(reply.b);
+	reply.b = req;
+	cnbus_reply(&reply.msg, nsp->portid, GFP_KERNEL);
+}
+
+static void cnbus_test_timer_fn(struct timer_list *t)
+{
+	struct {
+		struct cn_msg msg;
+		char text[CNBUS_TEST_TEXT];
+	} m;
+	unsigned int cpu = smp_processor_id();
+	int n;
+
+	memset(&m.msg, 0, sizeof(m.msg));
+	m.msg.id.idx = CNBUS_TEST_IDX;
+	m.msg.id.val = CNBUS_TEST_ECHO_A;
+	m.msg.seq = (u32)cnbus_test_counter;
+	m.msg.ack = cpu;
+	n = scnprintf(m.text, sizeof(m.text), "cpu=%u counter=%llu", cpu,
+		      cnbus_test_counter);
+	m.msg.len = n + 1;
+	if (!cnbus_insert(&m.msg, GFP_ATOMIC))
+		cnbus_test_counter++;
+
+	if (!READ_ONCE(cnbus_test_stopping))
+		mod_timer(&cnbus_test_timer,
+			  jiffies + msecs_to_jiffies(period_ms));
+}
+
+static int __init cnbus_test_init(void)
+{
+	unsigned int cpu;
+	int err;
+
+	cnbus_test_cpus = kcalloc(nr_cpu_ids, sizeof(*cnbus_test_cpus),
+				  GFP_KERNEL);
+	if (!cnbus_test_cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+
+		INIT_WORK(&c->work, cnbus_test_burst_work);
+		c->iw = IRQ_WORK_INIT_HARD(cnbus_test_burst_irq);
+		init_completion(&c->done);
+	}
+
+	err = cnbus_add_callback(&cnbus_test_ids[0], "cnbus_test_a",
+				 cnbus_test_echo);
+	if (err)
+		goto out_free_cpus;
+	err = cnbus_add_callback(&cnbus_test_ids[1], "cnbus_test_b",
+				 cnbus_test_echo);
+	if (err)
+		goto out_del_a;
+	err = cnbus_add_callback(&cnbus_test_ids[2], "cnbus_test_burst",
+				 cnbus_test_burst);
+	if (err)
+		goto out_del_b;
+
+	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
+	if (period_ms)
+		mod_timer(&cnbus_test_timer,
+			  jiffies + msecs_to_jiffies(period_ms));
+
+	pr_info("loaded, timer period %u ms\n", period_ms);
+	return 0;
+
+out_del_b:
+	cnbus_del_callback(&cnbus_test_ids[1]);
+out_del_a:
+	cnbus_del_callback(&cnbus_test_ids[0]);
+out_free_cpus:
+	kfree(cnbus_test_cpus);
+	return err;
+}
+
+static void __exit cnbus_test_exit(void)
+{
+	int i;
+
+	WRITE_ONCE(cnbus_test_stopping, true);
+	del_timer_sync(&cnbus_test_timer);
+	/* Waits for running callbacks, including a burst in progress. */
+	for (i = ARRAY_SIZE(cnbus_test_ids) - 1; i >= 0; i--)
+		cnbus_del_callback(&cnbus_test_ids[i]);
+	kfree(cnbus_test_cpus);
+	pr_info("unloaded after %llu timer messages\n", cnbus_test_counter);
+}
+
+module_init(cnbus_test_init);
+module_exit(cnbus_test_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_AUTHOR("libcn project");
+MODULE_DESCRIPTION("Test callbacks, timer and bursts for cnbus");
