@@ -365,6 +365,9 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * how many events this CPU's counter skipped since the last event seen from
  * it (exact when no kernel filter is active, since filtered events also
  * advance the counter; with a kernel filter only overruns are reported).
+ * A gap is seen between two events of one CPU: losses on a CPU before the
+ * first event received from it after cn_proc_listen are reported only as
+ * the overrun (-ENOBUFS) that caused them.
  * Messages of other ids are skipped. Events outside a userspace filter are
  * skipped (after being tracked).
  * Returns 0, or a negative error as cn_recv (-ENOBUFS: overrun; call again).

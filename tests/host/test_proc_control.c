@@ -1,0 +1,380 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_proc_control.c - the proc connector's control side against the
+ * running kernel: LISTEN acks matched through cn_request, kernel filters,
+ * IGNORE, overruns reported (never silent), batch receive, unprivileged use.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/cn_proc.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+
+#include "host_util.h"
+
+#define WAIT_MS 5000
+
+static int exit_zero(void *arg)
+{
+	(void)arg;
+	return 0;
+}
+
+static struct cn_msg *mcast_op(void *buf, size_t size, uint32_t op)
+{
+	return cn_msg_init(buf, size, CN_IDX_PROC, CN_VAL_PROC, &op, sizeof(op));
+}
+
+static void test_listen_ack_matched_by_request(void **state)
+{
+	union {
+		struct cn_msg m;
+		char b[64];
+	} u;
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_msg *req = mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
+	struct cn_message reply, kept;
+	struct cn_proc_event ev;
+	uint32_t ack;
+
+	(void)state;
+	assert_non_null(req);
+	assert_int_equal(cn_join(s, CN_IDX_PROC), 0);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, WAIT_MS, &reply), 0);
+	assert_int_equal(reply.port, 0);
+	assert_int_equal(reply.msg->ack, req->ack + 1);
+	assert_int_equal(cn_proc_decode(reply.msg, &ev), 0);
+	assert_int_equal(ev.what, CN_PROC_NONE);
+	assert_int_equal(ev.ack_err, 0);
+
+	/* The proc connector overwrites seq, so a strict match never sees its
+	 * ack: the request times out, and the ack is kept, not lost. */
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 300, &reply), -ETIMEDOUT);
+	assert_int_equal(errno, ETIMEDOUT);
+	ack = req->ack + 1;
+	assert_true(cn_pending(s) >= 1);
+	for (;;) {
+		assert_int_equal(cn_recv(s, &kept, CN_RECV_DONTWAIT), 0);
+		if (kept.msg->ack == ack)
+			break;
+	}
+	assert_int_equal(cn_proc_decode(kept.msg, &ev), 0);
+	assert_int_equal(ev.what, CN_PROC_NONE);
+	cn_close(s);
+}
+
+static void test_invalid_op_acked_with_einval(void **state)
+{
+	union {
+		struct cn_msg m;
+		char b[64];
+	} u;
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_sock *keep_listening = host_open(0);
+	struct cn_msg *req = mcast_op(&u, sizeof(u), 77);
+	struct cn_message reply;
+	struct cn_proc_event ev;
+
+	(void)state;
+	/* The kernel sends no ack at all while nobody listens. */
+	assert_int_equal(cn_proc_listen(keep_listening, 0, WAIT_MS), 0);
+	assert_int_equal(cn_join(s, CN_IDX_PROC), 0);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, WAIT_MS, &reply), 0);
+	assert_int_equal(cn_proc_decode(reply.msg, &ev), 0);
+	assert_int_equal(ev.ack_err, EINVAL);
+	cn_close(s);
+	cn_close(keep_listening);
+}
+
+static void test_kernel_filter_delivers_only_exits(void **state)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev;
+	struct cn_message m;
+	pid_t last = 0;
+	int kf, exits = 0, r;
+
+	(void)state;
+	kf = cn_proc_listen(s, CN_PROC_EXIT, WAIT_MS);
+	assert_true(kf >= 0);
+	/* This machine's kernel (6.18) has proc_input filtering: detected. */
+	assert_int_equal(kf, cn_proc_kernel_filters(s, WAIT_MS));
+	for (int i = 0; i < 5; i++) {
+		last = host_spawn(exit_zero, NULL);
+		host_reap(last);
+	}
+	/* Read raw messages so a userspace filter could not hide anything. */
+	for (;;) {
+		r = cn_recv(s, &m, 0);
+		assert_int_equal(r, 0);
+		assert_int_equal(cn_proc_decode(m.msg, &ev), 0);
+		/* Only exits, and the acks of our own LISTENs, kept by libcn. */
+		if (kf && ev.what != CN_PROC_NONE)
+			assert_int_equal(ev.what, CN_PROC_EXIT);
+		if (ev.what == CN_PROC_EXIT && ev.parent_tgid == getpid())
+			exits++;
+		if (ev.what == CN_PROC_EXIT && ev.tgid == last)
+			break;
+	}
+	assert_int_equal(exits, 5);
+	cn_close(s);
+}
+
+static void test_userspace_view_of_filter(void **state)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev;
+	pid_t child;
+
+	(void)state;
+	assert_true(cn_proc_listen(s, CN_PROC_FORK | CN_PROC_EXIT, WAIT_MS) >= 0);
+	child = host_spawn(exit_zero, NULL);
+	host_reap(child);
+	assert_int_equal(host_wait_event(s, CN_PROC_FORK, child, WAIT_MS, &ev), 0);
+	assert_int_equal(host_wait_event(s, CN_PROC_EXIT, child, WAIT_MS, &ev), 0);
+	cn_close(s);
+}
+
+static void drain(struct cn_sock *s)
+{
+	struct cn_message m;
+
+	while (cn_recv(s, &m, CN_RECV_DONTWAIT) != -EAGAIN)
+		;
+}
+
+static void test_ignore_stops_events(void **state)
+{
+	struct cn_sock *a = host_open(1 << 20), *b = host_open(1 << 20);
+	struct cn_proc_event ev;
+	struct cn_message m;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(a, 0, WAIT_MS), 0);
+	assert_int_equal(cn_proc_listen(b, 0, WAIT_MS), 0);
+	assert_int_equal(cn_proc_ignore(a), 0);
+	drain(a);
+	child = host_spawn(exit_zero, NULL);
+	host_reap(child);
+	/* b proves the events were sent; a must not have them. */
+	assert_int_equal(host_wait_event(b, CN_PROC_EXIT, child, WAIT_MS, &ev), 0);
+	assert_int_equal(cn_recv(a, &m, CN_RECV_DONTWAIT), -EAGAIN);
+	cn_close(a);
+	cn_close(b);
+}
+
+static void test_ignore_op_alone_filters_in_kernel(void **state)
+{
+	union {
+		struct cn_msg m;
+		char b[64];
+	} u;
+	struct cn_sock *a = host_open(1 << 20), *b = host_open(1 << 20);
+	struct cn_proc_event ev;
+	struct cn_message m;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(a, 0, WAIT_MS), 0);
+	if (cn_proc_kernel_filters(a, WAIT_MS) != 1)
+		skip(); /* only kernels >= 6.6 stop a socket that stays in the group */
+	assert_int_equal(cn_proc_listen(b, 0, WAIT_MS), 0);
+	/* IGNORE while staying in the group: the kernel's filter drops events. */
+	assert_int_equal(cn_send(a, mcast_op(&u, sizeof(u), PROC_CN_MCAST_IGNORE), 0), 0);
+	drain(a);
+	child = host_spawn(exit_zero, NULL);
+	host_reap(child);
+	assert_int_equal(host_wait_event(b, CN_PROC_EXIT, child, WAIT_MS, &ev), 0);
+	assert_int_equal(cn_recv(a, &m, CN_RECV_DONTWAIT), -EAGAIN);
+	cn_close(a);
+	cn_close(b);
+}
+
+static int pinned_exit(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET((int)(intptr_t)arg, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	sched_yield();
+	return 0;
+}
+
+/* Read until the exit of `marker` arrives, counting our children's events. */
+static int read_until(struct cn_sock *s, pid_t marker, long *ours, long *overruns)
+{
+	struct cn_proc_event ev;
+
+	for (int idle = 0; idle < 50;) {
+		int r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT);
+
+		if (r == -ENOBUFS) {
+			(*overruns)++;
+			continue;
+		}
+		if (r == -EAGAIN) {
+			if (marker == 0)
+				return 0;
+			usleep(100 * 1000); /* bounded wait for a marker that may itself be lost */
+			idle++;
+			continue;
+		}
+		assert_int_equal(r, 0);
+		if (ev.tgid == marker && ev.what == CN_PROC_EXIT)
+			return 1;
+		if (ev.parent_tgid == getpid() && ev.tgid != marker &&
+		    (ev.what == CN_PROC_FORK || ev.what == CN_PROC_EXIT))
+			(*ours)++;
+	}
+	return 0;
+}
+
+/* Make an event on every CPU and read until each has arrived. */
+static void mark_every_cpu(struct cn_sock *s, long ncpu, long *ours, long *overruns)
+{
+	for (long cpu = 0; cpu < ncpu; cpu++) {
+		int seen = 0;
+
+		for (int attempt = 0; attempt < 5 && !seen; attempt++) {
+			pid_t marker = host_spawn(pinned_exit, (void *)(intptr_t)cpu);
+
+			host_reap(marker);
+			seen = read_until(s, marker, ours, overruns);
+		}
+		assert_true(seen);
+	}
+}
+
+static void test_overrun_is_reported_never_silent(void **state)
+{
+	enum { CHILDREN = 3000 };
+	struct cn_sock *s = host_open(4096);
+	struct cn_proc_stats st;
+	long ours = 0, overruns = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	/* A gap is only visible between two events of one CPU: open every
+	 * CPU's sequence with a marker before the storm... */
+	mark_every_cpu(s, ncpu, &ours, &overruns);
+	ours = overruns = 0;
+	assert_int_equal(cn_proc_stats(s, &st), 0);
+	uint64_t lost0 = st.lost;
+	for (int i = 0; i < CHILDREN; i++)
+		host_reap(host_spawn(exit_zero, NULL));
+	read_until(s, 0, &ours, &overruns);
+	/* ...and close it with one after, so losses at the tail show too. */
+	mark_every_cpu(s, ncpu, &ours, &overruns);
+	assert_int_equal(cn_proc_stats(s, &st), 0);
+	st.lost -= lost0;
+	fprintf(stderr, "# %d children: %ld of their %d events read, %lu lost by gaps, %lu overruns\n",
+		CHILDREN, ours, 2 * CHILDREN, (unsigned long)st.lost, (unsigned long)st.overruns);
+	/* The storm must really have overrun the tiny buffer... */
+	assert_true(ours < 2 * CHILDREN);
+	assert_true(overruns > 0);
+	assert_true(st.overruns >= (uint64_t)overruns);
+	/* ...and every event that did not arrive is accounted for. */
+	assert_true((uint64_t)ours + st.lost >= 2 * CHILDREN);
+	cn_close(s);
+}
+
+static void test_batch_receive_saves_syscalls(void **state)
+{
+	enum { CHILDREN = 300 };
+	struct cn_open_opts o = { .sz = sizeof(o), .rcvbuf = 8 << 20, .batch = 64 };
+	struct cn_sock *s = cn_open(NETLINK_CONNECTOR, &o);
+	struct cn_message msgs[64];
+	struct cn_proc_event ev;
+	struct cn_stats st;
+	pid_t last = 0;
+	int done = 0, exits = 0;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	assert_int_equal(cn_stats(s, &st), 0);
+	uint64_t calls0 = st.syscalls, msgs0 = st.messages;
+	for (int i = 0; i < CHILDREN; i++) {
+		last = host_spawn(exit_zero, NULL);
+		host_reap(last);
+	}
+	while (!done) {
+		int n = cn_recv_batch(s, msgs, 64, 0);
+
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++) {
+			if (cn_proc_handle(s, &msgs[i], &ev) != 1)
+				continue;
+			if (ev.what == CN_PROC_EXIT && ev.parent_tgid == getpid())
+				exits++;
+			if (ev.what == CN_PROC_EXIT && ev.tgid == last)
+				done = 1;
+		}
+	}
+	assert_int_equal(exits, CHILDREN);
+	assert_int_equal(cn_stats(s, &st), 0);
+	fprintf(stderr, "# %lu messages in %lu receive calls\n",
+		(unsigned long)(st.messages - msgs0), (unsigned long)(st.syscalls - calls0));
+	/* Queued events come many per system call. */
+	assert_true((st.syscalls - calls0) * 4 <= st.messages - msgs0);
+	cn_close(s);
+}
+
+static int listen_as_nobody(void *arg)
+{
+	struct cn_proc_event ev;
+	struct cn_sock *s;
+	pid_t child;
+
+	(void)arg;
+	if (setgid(65534) < 0 || setuid(65534) < 0)
+		return 10;
+	s = cn_open(NETLINK_CONNECTOR, NULL);
+	if (!s)
+		return 11;
+	if (cn_proc_listen(s, 0, WAIT_MS) < 0)
+		return 12;
+	child = host_spawn(exit_zero, NULL);
+	host_reap(child);
+	if (host_wait_event(s, CN_PROC_EXIT, child, WAIT_MS, &ev) < 0)
+		return 13;
+	cn_close(s);
+	return 0;
+}
+
+static void test_unprivileged_user_can_listen(void **state)
+{
+	pid_t child = host_spawn(listen_as_nobody, NULL);
+
+	(void)state;
+	assert_int_equal(host_reap(child), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_listen_ack_matched_by_request),
+		cmocka_unit_test(test_invalid_op_acked_with_einval),
+		cmocka_unit_test(test_kernel_filter_delivers_only_exits),
+		cmocka_unit_test(test_userspace_view_of_filter),
+		cmocka_unit_test(test_ignore_stops_events),
+		cmocka_unit_test(test_ignore_op_alone_filters_in_kernel),
+		cmocka_unit_test(test_overrun_is_reported_never_silent),
+		cmocka_unit_test(test_batch_receive_saves_syscalls),
+		cmocka_unit_test(test_unprivileged_user_can_listen),
+	};
+
+	host_require_proc_connector();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
