@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install the build into a scratch prefix, build a consumer with nothing but
+# pkg-config (shared and static), run it, and check the shared library exports
+# only cn_ symbols.
+# Usage: check-install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+
+cmake --install "$build" --prefix "$prefix" >/dev/null
+libdir=$(find "$prefix" -name libcn.pc -printf '%h\n' | head -n1)
+[ -n "$libdir" ] || { echo "FAIL: libcn.pc not installed"; exit 1; }
+export PKG_CONFIG_PATH=$libdir
+libs_dir=$(dirname "$libdir")
+
+# The .pc file records the configured prefix; point it at the scratch one.
+sed -i "s|^prefix=.*|prefix=$prefix|; s|^libdir=.*|libdir=$libs_dir|; s|^includedir=.*|includedir=$prefix/include|" "$libdir/libcn.pc"
+
+cc -Wall -Werror "$src/tests/install/consumer.c" -o "$prefix/consumer" \
+	$(pkg-config --cflags --libs libcn) -Wl,-rpath,"$libs_dir"
+"$prefix/consumer" | grep -qx "consumer: exit"
+
+cc -Wall -Werror "$src/tests/install/consumer.c" -o "$prefix/consumer-static" \
+	$(pkg-config --cflags libcn) "$libs_dir/libcn.a" $(pkg-config --static --libs libcn | sed 's/-lcn//')
+"$prefix/consumer-static" | grep -qx "consumer: exit"
+
+so=$(readlink -f "$libs_dir/libcn.so")
+soname=$(objdump -p "$so" | awk '/SONAME/ {print $2}')
+[ "$soname" = "libcn.so.0" ] || { echo "FAIL: soname is '$soname'"; exit 1; }
+bad=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' |
+	grep -v -e '^cn_' -e '^LIBCN_' || true)
+if [ -n "$bad" ]; then
+	echo "FAIL: exported symbols outside cn_: $bad"
+	exit 1
+fi
+echo "install check: pkg-config consumer (shared, static) ran; soname $soname; exports: $(nm -D --defined-only "$so" | grep -c ' T ') cn_ functions"
