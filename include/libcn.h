@@ -50,7 +50,7 @@ extern "C" {
 struct cn_sock;
 
 /* cn_open_opts.flags */
-#define CN_OPEN_NONBLOCK 0x1u	/* receive calls return -EAGAIN instead of waiting */
+#define CN_OPEN_NONBLOCK   0x1u /* receive calls return -EAGAIN instead of waiting */
 #define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port, not only the kernel's (0) */
 
 /*
@@ -59,11 +59,11 @@ struct cn_sock;
  * first so the struct can grow without breaking older callers.
  */
 struct cn_open_opts {
-	size_t sz;	    /* sizeof(struct cn_open_opts) */
-	uint32_t flags;	    /* CN_OPEN_* */
-	int rcvbuf;	    /* receive buffer bytes (see cn_set_rcvbuf); 0: kernel default */
-	uint32_t batch;	    /* max datagrams per cn_recv_batch call; 0: 32 */
-	uint32_t backlog;   /* bytes kept for messages that arrive during cn_request; 0: 256 KiB */
+	size_t sz;	  /* sizeof(struct cn_open_opts) */
+	uint32_t flags;	  /* CN_OPEN_* */
+	int rcvbuf;	  /* receive buffer bytes (see cn_set_rcvbuf); 0: kernel default */
+	uint32_t batch;	  /* max datagrams per cn_recv_batch call; 0: 32 */
+	uint32_t backlog; /* bytes kept for messages that arrive during cn_request; 0: 256 KiB */
 };
 
 /*
@@ -167,7 +167,7 @@ struct cn_message {
  *   -EMSGSIZE  a datagram larger than the receive buffer (truncated).
  *   -EINTR     interrupted by a signal.
  *   any other  an NLMSG_ERROR the kernel sent, as -error (out->port is set).
- * Messages from ports other than 0 are skipped (counted in
+ * Datagrams from ports other than 0 are skipped (counted in
  * cn_stats.foreign) unless the socket was opened with CN_OPEN_ANY_SENDER.
  */
 CN_EXPORT int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags);
@@ -185,14 +185,14 @@ CN_EXPORT int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned 
 
 /* Counters kept by a socket since it was opened. */
 struct cn_stats {
-	uint64_t messages;   /* messages delivered to the caller */
-	uint64_t datagrams;  /* datagrams read from the kernel */
-	uint64_t overruns;   /* ENOBUFS / NLMSG_OVERRUN reports */
-	uint64_t malformed;  /* datagrams or messages refused as malformed */
-	uint64_t foreign;    /* messages skipped because they came from a non-kernel port */
-	uint64_t kept;	     /* messages kept in the backlog during cn_request */
-	uint64_t kept_lost;  /* messages lost because the backlog was full */
-	uint64_t syscalls;   /* receive system calls made */
+	uint64_t messages;  /* messages delivered to the caller */
+	uint64_t datagrams; /* datagrams read from the kernel */
+	uint64_t overruns;  /* ENOBUFS / NLMSG_OVERRUN reports */
+	uint64_t malformed; /* datagrams or messages refused as malformed */
+	uint64_t foreign;   /* datagrams skipped: sent by a non-kernel port */
+	uint64_t kept;	    /* messages kept in the backlog during cn_request */
+	uint64_t kept_lost; /* messages lost because the backlog was full */
+	uint64_t syscalls;  /* receive system calls made */
 };
 
 /* Copy the socket's counters into *st. Returns 0 or -EINVAL. */
@@ -272,7 +272,7 @@ CN_EXPORT int cn_parse_next(const void *buf, size_t len, size_t *offset, const s
 
 /* Event types, equal to the kernel's PROC_EVENT_* values (usable as a mask). */
 enum cn_proc_what {
-	CN_PROC_NONE = 0x00000000,     /* an ack to LISTEN/IGNORE */
+	CN_PROC_NONE = 0x00000000, /* an ack to LISTEN/IGNORE */
 	CN_PROC_FORK = 0x00000001,
 	CN_PROC_EXEC = 0x00000002,
 	CN_PROC_UID = 0x00000004,
@@ -287,29 +287,29 @@ enum cn_proc_what {
 
 /* Every event type: the kernel's PROC_EVENT_ALL, which includes the
  * CN_PROC_NONZERO_EXIT flag (the kernel compares filters to it exactly). */
-#define CN_PROC_ALL                                                                          \
-	(CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_UID | CN_PROC_GID | CN_PROC_SID | CN_PROC_PTRACE | \
+#define CN_PROC_ALL                                                                                \
+	(CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_UID | CN_PROC_GID | CN_PROC_SID | CN_PROC_PTRACE |  \
 	 CN_PROC_COMM | CN_PROC_NONZERO_EXIT | CN_PROC_COREDUMP | CN_PROC_EXIT)
 
 /* A decoded proc event. Fields not used by an event type are 0. */
 struct cn_proc_event {
 	enum cn_proc_what what;
-	uint32_t cpu;		/* CPU that sent it */
-	uint32_t seq;		/* that CPU's event counter (cn_msg.seq) */
-	uint64_t timestamp_ns;	/* nanoseconds since boot */
-	pid_t pid;		/* thread the event is about (fork: the child) */
-	pid_t tgid;		/* its process (thread group) id */
-	pid_t parent_pid;	/* fork, exit, coredump: the parent */
+	uint32_t cpu;	       /* CPU that sent it */
+	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
+	uint64_t timestamp_ns; /* nanoseconds since boot */
+	pid_t pid;	       /* thread the event is about (fork: the child) */
+	pid_t tgid;	       /* its process (thread group) id */
+	pid_t parent_pid;      /* fork, exit, coredump: the parent */
 	pid_t parent_tgid;
-	pid_t tracer_pid;	/* ptrace: the tracer (0: detach) */
+	pid_t tracer_pid; /* ptrace: the tracer (0: detach) */
 	pid_t tracer_tgid;
-	uint32_t ruid, euid;	/* uid: real/effective uid; gid: real/effective gid */
-	uint32_t exit_code;	/* exit: wait(2) status (WIFEXITED etc. apply) */
-	uint32_t exit_signal;	/* exit: signal the parent gets (usually SIGCHLD) */
-	uint32_t ack_err;	/* none: error of the LISTEN/IGNORE ack (0 = ok) */
-	uint32_t ack;		/* cn_msg.ack (for matching LISTEN acks) */
-	char comm[17];		/* comm: new name, NUL-terminated */
-	uint32_t lost_before;	/* cn_proc_recv: events lost on this CPU just before it */
+	uint32_t ruid, euid;  /* uid: real/effective uid; gid: real/effective gid */
+	uint32_t exit_code;   /* exit: wait(2) status (WIFEXITED etc. apply) */
+	uint32_t exit_signal; /* exit: signal the parent gets (usually SIGCHLD) */
+	uint32_t ack_err;     /* none: error of the LISTEN/IGNORE ack (0 = ok) */
+	uint32_t ack;	      /* cn_msg.ack (for matching LISTEN acks) */
+	char comm[17];	      /* comm: new name, NUL-terminated */
+	uint32_t lost_before; /* cn_proc_recv: events lost on this CPU just before it */
 };
 
 /*
@@ -415,8 +415,8 @@ CN_EXPORT struct cn_msg *cn_notify_build(void *buf, size_t bufsize, const struct
 					 unsigned int nval, uint32_t group);
 
 /* Bytes cn_notify_build needs for nidx + nval ranges. */
-#define CN_NOTIFY_SIZE(nidx, nval)                                       \
-	(CN_MSG_SIZE(sizeof(struct cn_ctl_msg) +                         \
+#define CN_NOTIFY_SIZE(nidx, nval)                                                                 \
+	(CN_MSG_SIZE(sizeof(struct cn_ctl_msg) +                                                   \
 		     ((size_t)(nidx) + (nval)) * sizeof(struct cn_notify_req)))
 
 /* Build the removal of a request with the same ranges (group 0). Same

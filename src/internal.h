@@ -15,14 +15,14 @@ struct nl_sock;
 /* One datagram slot: a netlink header, a cn_msg and the largest payload. */
 #define CN_SLOT_SIZE NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct cn_msg) + CONNECTOR_MAX_MSG_SIZE + 64)
 
-#define CN_DEFAULT_BATCH 32u
+#define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
 
 /* Datagrams read by the last receive system call and not yet fully walked. */
 struct cn_rx_cursor {
-	uint32_t next;	 /* index of the datagram being walked */
-	uint32_t count;	 /* datagrams read */
-	size_t offset;	 /* offset of the next netlink message in datagram `next` */
+	uint32_t next;	/* index of the datagram being walked */
+	uint32_t count; /* datagrams read */
+	size_t offset;	/* offset of the next netlink message in datagram `next` */
 };
 
 /* Messages kept during cn_request: a linear buffer of entries (see backlog.c). */
@@ -32,7 +32,7 @@ struct cn_backlog {
 	size_t rd;   /* offset of the next entry to return */
 	size_t wr;   /* end of the last entry */
 	size_t count;
-	int lost;    /* entries were dropped: report -ENOBUFS once drained */
+	int lost; /* entries were dropped: report -ENOBUFS once drained */
 };
 
 /* Per-CPU sequence tracking for the proc connector (see proc.c). */

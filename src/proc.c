@@ -37,11 +37,16 @@ static const struct {
 	uint32_t what;
 	const char *name;
 } names[] = {
-	{ CN_PROC_NONE, "none" },     { CN_PROC_FORK, "fork" },
-	{ CN_PROC_EXEC, "exec" },     { CN_PROC_UID, "uid" },
-	{ CN_PROC_GID, "gid" },	      { CN_PROC_SID, "sid" },
-	{ CN_PROC_PTRACE, "ptrace" }, { CN_PROC_COMM, "comm" },
-	{ CN_PROC_COREDUMP, "coredump" }, { CN_PROC_EXIT, "exit" },
+	{ CN_PROC_NONE, "none" },
+	{ CN_PROC_FORK, "fork" },
+	{ CN_PROC_EXEC, "exec" },
+	{ CN_PROC_UID, "uid" },
+	{ CN_PROC_GID, "gid" },
+	{ CN_PROC_SID, "sid" },
+	{ CN_PROC_PTRACE, "ptrace" },
+	{ CN_PROC_COMM, "comm" },
+	{ CN_PROC_COREDUMP, "coredump" },
+	{ CN_PROC_EXIT, "exit" },
 	{ CN_PROC_NONZERO_EXIT, "nonzero_exit" },
 };
 

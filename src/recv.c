@@ -189,7 +189,8 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 			s->deferred_err = 0;
 			return cn_fail(-r);
 		}
-		r = read_datagrams(s, max, (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
+		r = read_datagrams(s, max,
+				   (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return cn_fail(-r);
 	}

@@ -34,7 +34,7 @@
 #define CN_NOTIFY_IDX 0xffffffffU
 #define CN_NOTIFY_VAL 0xffffffffU
 
-#define CN_NOTIFY_ADDED 0U
+#define CN_NOTIFY_ADDED	  0U
 #define CN_NOTIFY_REMOVED 1U
 
 /* Upper bound on idx_notify_num + val_notify_num in one control message. */

@@ -278,7 +278,8 @@ static void test_overrun_is_reported_never_silent(void **state)
 	mark_every_cpu(s, ncpu, &ours, &overruns);
 	assert_int_equal(cn_proc_stats(s, &st), 0);
 	st.lost -= lost0;
-	fprintf(stderr, "# %d children: %ld of their %d events read, %lu lost by gaps, %lu overruns\n",
+	fprintf(stderr,
+		"# %d children: %ld of their %d events read, %lu lost by gaps, %lu overruns\n",
 		CHILDREN, ours, 2 * CHILDREN, (unsigned long)st.lost, (unsigned long)st.overruns);
 	/* The storm must really have overrun the tiny buffer... */
 	assert_true(ours < 2 * CHILDREN);
