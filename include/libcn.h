@@ -249,6 +249,52 @@ CN_EXPORT int cn_reply(struct cn_sock *s, const struct cn_message *to, const voi
 		       size_t len);
 
 /* ------------------------------------------------------------------------ */
+/* Asynchronous requests: many in flight on one socket                       */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Prepare the socket for up to `capacity` (1..65536) requests in flight,
+ * matched under `policy`; each request not answered within `timeout_ms`
+ * (< 0: never) completes with -ETIMEDOUT. Allocates the in-flight table
+ * once (freed by cn_close). Returns 0, -EINVAL, -EBUSY (requests are in
+ * flight), -ENOMEM.
+ */
+CN_EXPORT int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_match policy,
+			    int timeout_ms);
+
+/*
+ * Send n requests (genealogy as cn_send with `flags`) with as few system
+ * calls as possible (sendmmsg), recording each as in flight with its
+ * cookie (cookies may be NULL: the index in reqs is used). Sends no more
+ * than the free capacity. Returns the number sent (>= 1), or -EBUSY when
+ * the table is full, -EINVAL (no cn_async_init), -EMSGSIZE, -EAGAIN, ...
+ */
+CN_EXPORT int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t *cookies,
+			    unsigned int n, unsigned int flags);
+
+/* One finished request. */
+struct cn_completion {
+	uint64_t cookie;	 /* as given to cn_async_send */
+	int status;		 /* 0: answered; -ETIMEDOUT: no reply in time */
+	struct cn_message reply; /* status 0: the reply (valid until the next receive) */
+};
+
+/*
+ * Collect up to `max` completions: replies matched by genealogy as they
+ * arrive (other messages are kept for cn_recv or go to the handler, as in
+ * cn_request), and requests past their deadline. Waits up to `timeout_ms`
+ * (< 0: until something completes; 0: never waits) for the first one.
+ * Returns the number stored (0: nothing completed in time, or nothing in
+ * flight), or -errno (-ENOBUFS: the socket overran; replies may be lost and
+ * their requests will time out).
+ */
+CN_EXPORT int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int max,
+				int timeout_ms);
+
+/* Number of requests in flight. */
+CN_EXPORT unsigned int cn_async_inflight(const struct cn_sock *s);
+
+/* ------------------------------------------------------------------------ */
 /* Datagram parsing (what cn_recv uses; exposed for tests and custom loops)  */
 /* ------------------------------------------------------------------------ */
 

@@ -11,6 +11,7 @@
 #include "libcn.h"
 
 struct nl_sock;
+struct cn_async;
 
 /* One datagram slot: a netlink header, a cn_msg and the largest payload. */
 #define CN_SLOT_SIZE NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct cn_msg) + CONNECTOR_MAX_MSG_SIZE + 64)
@@ -70,6 +71,7 @@ struct cn_sock {
 
 	struct cn_stats st;
 	struct cn_proc_track proc;
+	struct cn_async *async; /* requests in flight (async.c), NULL until cn_async_init */
 };
 
 /* Return -err and set errno to err (err > 0). */
@@ -88,6 +90,11 @@ static inline int cn_ret(int ret)
 }
 
 /* recv.c */
+/* Read up to n datagrams into the slots (replacing what was there).
+ * Returns the count or -errno. */
+int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait);
+/* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
+int cn__walk(struct cn_sock *s, struct cn_message *out);
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
 int cn__rx_pending(const struct cn_sock *s);
 
@@ -98,6 +105,9 @@ void cn__backlog_free(struct cn_backlog *b);
 int cn__backlog_push(struct cn_backlog *b, const struct cn_message *m);
 /* Pop the oldest entry into *out (pointing into the backlog). 1: got one, 0: empty. */
 int cn__backlog_pop(struct cn_backlog *b, struct cn_message *out);
+
+/* async.c */
+void cn__async_free(struct cn_sock *s);
 
 /* message.c */
 uint32_t cn__random_u32(struct cn_sock *s);

@@ -13,8 +13,7 @@
 
 #include "internal.h"
 
-/* Read up to n datagrams into the slots. Returns the count or -errno. */
-static int read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
+int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 {
 	int fl = dontwait ? MSG_DONTWAIT : 0;
 	int got;
@@ -49,8 +48,7 @@ static int read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 	return got;
 }
 
-/* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
-static int walk(struct cn_sock *s, struct cn_message *out)
+int cn__walk(struct cn_sock *s, struct cn_message *out)
 {
 	while (s->rx.next < s->rx.count) {
 		uint32_t i = s->rx.next;
@@ -114,7 +112,7 @@ int cn__rx_pending(const struct cn_sock *s)
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 {
 	for (;;) {
-		int r = walk(s, out);
+		int r = cn__walk(s, out);
 
 		if (r != 0)
 			return r < 0 ? r : 0;
@@ -123,7 +121,7 @@ int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 			s->deferred_err = 0;
 			return r;
 		}
-		r = read_datagrams(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
+		r = cn__read_datagrams(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return r;
 	}
@@ -172,7 +170,7 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	}
 
 	for (;;) {
-		while (n < max && (r = walk(s, &out[n])) != 0) {
+		while (n < max && (r = cn__walk(s, &out[n])) != 0) {
 			if (r < 0) {
 				if (n == 0)
 					return cn_fail(-r);
@@ -189,7 +187,7 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 			s->deferred_err = 0;
 			return cn_fail(-r);
 		}
-		r = read_datagrams(s, max,
+		r = cn__read_datagrams(s, max,
 				   (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return cn_fail(-r);

@@ -148,6 +148,7 @@ void cn_close(struct cn_sock *s)
 	free(s->iov);
 	free(s->addrs);
 	cn__backlog_free(&s->backlog);
+	cn__async_free(s);
 	free(s->proc.next_seq);
 	free(s->proc.seen);
 	free(s);

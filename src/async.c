@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * async.c - many requests in flight on one socket.
+ *
+ * cn_async_send records each request's expected reply (id, seq, ack + 1) in
+ * a table sized once by cn_async_init, and sends a batch with one sendmmsg.
+ * cn_async_complete reads replies in batches and matches each by its
+ * genealogy through an open-addressed index keyed on the expected ack, so
+ * matching costs the same however many requests are in flight.
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define SEND_CHUNK 64u
+
+struct cn_async_entry {
+	struct cb_id id;
+	uint32_t seq;
+	uint32_t reply_ack; /* request ack + 1 */
+	uint64_t cookie;
+	int64_t deadline_ms;
+	uint32_t next_free;
+	int used;
+};
+
+struct cn_async {
+	struct cn_async_entry *e;
+	uint32_t cap;
+	uint32_t inflight;
+	uint32_t free_head; /* index + 1 of the first free entry; 0: none */
+	uint32_t *index;    /* entry index + 1, 0: empty; size mask + 1 */
+	uint32_t mask;
+	enum cn_match policy;
+	int timeout_ms;
+	int64_t next_expiry; /* earliest deadline in the table, or -1 */
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint32_t slot_of(const struct cn_async *a, uint32_t ack)
+{
+	return (ack * 0x9e3779b1u) & a->mask;
+}
+
+void cn__async_free(struct cn_sock *s)
+{
+	if (!s->async)
+		return;
+	free(s->async->e);
+	free(s->async->index);
+	free(s->async);
+	s->async = NULL;
+}
+
+int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_match policy, int timeout_ms)
+{
+	struct cn_async *a;
+	uint32_t isize = 2;
+
+	if (!s || capacity == 0 || capacity > 65536 ||
+	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY) || timeout_ms == 0)
+		return cn_fail(EINVAL);
+	if (s->async && s->async->inflight)
+		return cn_fail(EBUSY);
+	cn__async_free(s);
+	while (isize < 2 * capacity)
+		isize <<= 1;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return cn_fail(ENOMEM);
+	a->e = calloc(capacity, sizeof(*a->e));
+	a->index = calloc(isize, sizeof(*a->index));
+	if (!a->e || !a->index) {
+		free(a->e);
+		free(a->index);
+		free(a);
+		return cn_fail(ENOMEM);
+	}
+	a->cap = capacity;
+	a->mask = isize - 1;
+	a->policy = policy;
+	a->timeout_ms = timeout_ms;
+	a->next_expiry = -1;
+	for (uint32_t i = 0; i < capacity; i++)
+		a->e[i].next_free = i + 2 <= capacity ? i + 2 : 0;
+	a->free_head = 1;
+	s->async = a;
+	return 0;
+}
+
+unsigned int cn_async_inflight(const struct cn_sock *s)
+{
+	return s && s->async ? s->async->inflight : 0;
+}
+
+static void index_insert(struct cn_async *a, uint32_t entry)
+{
+	uint32_t i = slot_of(a, a->e[entry].reply_ack);
+
+	while (a->index[i])
+		i = (i + 1) & a->mask;
+	a->index[i] = entry + 1;
+}
+
+/* Remove index slot i, shifting later members of its probe run back. */
+static void index_delete(struct cn_async *a, uint32_t i)
+{
+	uint32_t j = i;
+
+	a->index[i] = 0;
+	for (;;) {
+		uint32_t home;
+
+		j = (j + 1) & a->mask;
+		if (!a->index[j])
+			return;
+		home = slot_of(a, a->e[a->index[j] - 1].reply_ack);
+		/* Move j back to i unless its home lies cyclically in (i, j]. */
+		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+			a->index[i] = a->index[j];
+			a->index[j] = 0;
+			i = j;
+		}
+	}
+}
+
+static void release(struct cn_async *a, uint32_t slot)
+{
+	uint32_t entry = a->index[slot] - 1;
+
+	index_delete(a, slot);
+	a->e[entry].used = 0;
+	a->e[entry].next_free = a->free_head;
+	a->free_head = entry + 1;
+	a->inflight--;
+}
+
+int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t *cookies,
+		  unsigned int n, unsigned int flags)
+{
+	struct nlmsghdr nlh[SEND_CHUNK];
+	struct iovec iov[SEND_CHUNK][2];
+	struct mmsghdr mm[SEND_CHUNK];
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	struct cn_async *a;
+	uint32_t entries[SEND_CHUNK];
+	unsigned int sent = 0;
+
+	if (!s || !reqs || n == 0 || (flags & ~(CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)))
+		return cn_fail(EINVAL);
+	a = s->async;
+	if (!a)
+		return cn_fail(EINVAL);
+	for (unsigned int i = 0; i < n; i++)
+		if (!reqs[i] || reqs[i]->len > CONNECTOR_MAX_MSG_SIZE)
+			return cn_fail(reqs[i] ? EMSGSIZE : EINVAL);
+	if (a->inflight == a->cap)
+		return cn_fail(EBUSY);
+
+	while (sent < n && a->inflight < a->cap) {
+		unsigned int k = 0;
+		int64_t deadline = a->timeout_ms > 0 ? now_ms() + a->timeout_ms : -1;
+		int r;
+
+		while (k < SEND_CHUNK && sent + k < n && a->inflight + k < a->cap) {
+			struct cn_msg *m = reqs[sent + k];
+			uint32_t entry = a->free_head - 1;
+			struct cn_async_entry *e = &a->e[entry];
+
+			if (!(flags & CN_SEND_KEEP_SEQ))
+				m->seq = s->next_seq++;
+			if (!(flags & CN_SEND_KEEP_ACK))
+				m->ack = cn__random_u32(s);
+			a->free_head = e->next_free;
+			e->used = 1;
+			e->id = m->id;
+			e->seq = m->seq;
+			e->reply_ack = m->ack + 1;
+			e->cookie = cookies ? cookies[sent + k] : sent + k;
+			e->deadline_ms = deadline;
+			entries[k] = entry;
+			index_insert(a, entry);
+			a->inflight++;
+
+			nlh[k] = (struct nlmsghdr){
+				.nlmsg_len = (__u32)(NLMSG_HDRLEN + sizeof(*m) + m->len),
+				.nlmsg_type = NLMSG_DONE,
+				.nlmsg_seq = m->seq,
+				.nlmsg_pid = s->port,
+			};
+			iov[k][0] = (struct iovec){ &nlh[k], NLMSG_HDRLEN };
+			iov[k][1] = (struct iovec){ m, sizeof(*m) + m->len };
+			mm[k].msg_hdr = (struct msghdr){ .msg_name = &to,
+							 .msg_namelen = sizeof(to),
+							 .msg_iov = iov[k],
+							 .msg_iovlen = 2 };
+			k++;
+		}
+		if (deadline >= 0 && (a->next_expiry < 0 || deadline < a->next_expiry))
+			a->next_expiry = deadline;
+		do
+			r = sendmmsg(s->fd, mm, k, 0);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			r = 0;
+		/* Requests that did not go out are not in flight. */
+		for (unsigned int i = (unsigned int)r; i < k; i++) {
+			uint32_t slot = slot_of(a, a->e[entries[i]].reply_ack);
+
+			while (a->index[slot] != entries[i] + 1)
+				slot = (slot + 1) & a->mask;
+			release(a, slot);
+		}
+		sent += (unsigned int)r;
+		if ((unsigned int)r < k)
+			return sent ? (int)sent : cn_fail(errno ? errno : EAGAIN);
+	}
+	return (int)sent;
+}
+
+/* Index slot of the request msg answers, or -1. */
+static int64_t match(const struct cn_async *a, const struct cn_msg *msg)
+{
+	uint32_t i = slot_of(a, msg->ack);
+
+	while (a->index[i]) {
+		const struct cn_async_entry *e = &a->e[a->index[i] - 1];
+
+		if (e->reply_ack == msg->ack && e->id.idx == msg->id.idx &&
+		    e->id.val == msg->id.val &&
+		    (a->policy == CN_MATCH_ACK_ONLY || e->seq == msg->seq))
+			return i;
+		i = (i + 1) & a->mask;
+	}
+	return -1;
+}
+
+/* Report requests past their deadline as -ETIMEDOUT completions. */
+static unsigned int expire(struct cn_async *a, struct cn_completion *out, unsigned int max)
+{
+	int64_t now = now_ms(), next = -1;
+	unsigned int n = 0;
+
+	if (a->next_expiry < 0 || now < a->next_expiry)
+		return 0;
+	for (uint32_t i = 0; i <= a->mask; i++) {
+		const struct cn_async_entry *e;
+
+		if (!a->index[i])
+			continue;
+		e = &a->e[a->index[i] - 1];
+		if (e->deadline_ms >= 0 && e->deadline_ms <= now && n < max) {
+			out[n].cookie = e->cookie;
+			out[n].status = -ETIMEDOUT;
+			memset(&out[n].reply, 0, sizeof(out[n].reply));
+			n++;
+			release(a, i);
+			i--; /* the shift may have moved another entry into slot i */
+			continue;
+		}
+		if (e->deadline_ms >= 0 && (next < 0 || e->deadline_ms < next))
+			next = e->deadline_ms;
+	}
+	a->next_expiry = next;
+	return n;
+}
+
+int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int max,
+		      int timeout_ms)
+{
+	int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+	struct cn_async *a;
+	unsigned int n = 0;
+	int fresh = 0;
+
+	if (!s || !out || max == 0 || !s->async)
+		return cn_fail(EINVAL);
+	a = s->async;
+	for (;;) {
+		struct cn_message m;
+		int r = cn__walk(s, &m);
+
+		if (r == 1) {
+			int64_t slot = match(a, m.msg);
+
+			if (slot < 0) {
+				cn__keep(s, &m);
+				continue;
+			}
+			out[n].cookie = a->e[a->index[slot] - 1].cookie;
+			out[n].status = 0;
+			out[n].reply = m;
+			release(a, (uint32_t)slot);
+			if (++n == max)
+				return (int)n;
+			continue;
+		}
+		if (r < 0 && r != -EBADMSG && r != -EMSGSIZE) {
+			if (n)
+				s->deferred_err = r;
+			return n ? (int)n : cn_fail(-r);
+		}
+		if (r < 0)
+			continue;
+		/* Replies handed out point into the slots: read no more now. */
+		n += expire(a, out + n, max - n);
+		if (n)
+			return (int)n;
+		if (a->inflight == 0)
+			return 0;
+		if (s->deferred_err) {
+			r = s->deferred_err;
+			s->deferred_err = 0;
+			return cn_fail(-r);
+		}
+		if (fresh) {
+			/* Nothing queued: wait for the socket, a deadline or the
+			 * caller's timeout, whichever comes first. */
+			int64_t now = now_ms(), until = deadline;
+			struct pollfd p = { .fd = s->fd, .events = POLLIN };
+
+			if (a->next_expiry >= 0 && (until < 0 || a->next_expiry < until))
+				until = a->next_expiry;
+			if (timeout_ms == 0 || (deadline >= 0 && now >= deadline))
+				return 0;
+			r = poll(&p, 1, until < 0 ? -1 : (int)(until > now ? until - now : 0));
+			if (r < 0)
+				return cn_fail(errno);
+		}
+		r = cn__read_datagrams(s, s->nslots, 1);
+		fresh = r == -EAGAIN;
+		if (r < 0 && r != -EAGAIN)
+			return cn_fail(-r);
+	}
+}
