@@ -485,6 +485,80 @@ CN_EXPORT int cn_notify_decode(const struct cn_msg *msg, struct cn_notification 
  * is a well-formed struct cn_ctl_msg, -EBADMSG otherwise. */
 CN_EXPORT int cn_notify_validate(const void *data, size_t len);
 
+/* ------------------------------------------------------------------------ */
+/* kmod (cnbus.ko): discovery and counters over generic netlink              */
+/* ------------------------------------------------------------------------ */
+
+#define CN_KMOD_NAME_MAX      32
+#define CN_KMOD_MAX_CALLBACKS 128
+#define CN_KMOD_MAX_CPUS      256
+
+/* A callback registered with kmod. */
+struct cn_kmod_callback {
+	uint32_t idx, val;
+	char name[CN_KMOD_NAME_MAX];
+};
+
+/* CBUS counters of one CPU. Once its queue is drained,
+ * inserted == sent + sent_direct + dropped. */
+struct cn_kmod_cpu {
+	uint32_t cpu;
+	uint32_t queued;      /* in the queue now */
+	uint64_t inserted;    /* accepted by cnbus_insert */
+	uint64_t sent;	      /* sent by the CPU's worker */
+	uint64_t sent_direct; /* sent at once because the queue was full */
+	uint64_t dropped;     /* accepted but never sent */
+};
+
+/* Why kmod refused incoming messages (index into cn_kmod_info.refused). */
+enum cn_kmod_refusal {
+	CN_KMOD_REFUSED_SHORT,	       /* shorter than nlmsghdr + cn_msg */
+	CN_KMOD_REFUSED_TRUNCATED,     /* nlmsg_len beyond the datagram */
+	CN_KMOD_REFUSED_BAD_LEN,       /* nlmsg_len disagrees with cn_msg.len */
+	CN_KMOD_REFUSED_OVERSIZE,      /* cn_msg.len > CONNECTOR_MAX_MSG_SIZE */
+	CN_KMOD_REFUSED_NO_CALLBACK,   /* no callback for the id */
+	CN_KMOD_REFUSED_NOTIFY_INVAL,  /* malformed notification request */
+	CN_KMOD_REFUSED_NOTIFY_PERM,   /* notification request without CAP_NET_ADMIN */
+	CN_KMOD_REFUSED_NOTIFY_FULL,   /* the bound on notification requests was reached */
+	CN_KMOD_REFUSED_CBUS_SHUTDOWN, /* CBUS insert while unloading */
+	CN_KMOD_REFUSED_COUNT
+};
+
+/* What kmod reports about itself. */
+struct cn_kmod_info {
+	uint32_t unit; /* netlink unit to pass to cn_open */
+	char version[32];
+	uint32_t groups;       /* multicast groups of the unit */
+	uint32_t max_notify;   /* bound on notification requests */
+	uint32_t notify_count; /* notification requests held now */
+	uint32_t cbus_qlen;    /* bound on each per-CPU CBUS queue */
+	uint64_t received;     /* messages received from userspace */
+	uint64_t dispatched;   /* messages that reached a callback */
+	uint64_t refused[CN_KMOD_REFUSED_COUNT];
+	int truncated; /* more callbacks or CPUs than fit below */
+	uint32_t ncallbacks;
+	struct cn_kmod_callback callbacks[CN_KMOD_MAX_CALLBACKS];
+	uint32_t ncpus;
+	struct cn_kmod_cpu cpus[CN_KMOD_MAX_CPUS];
+};
+
+/*
+ * Ask kmod for its unit, version, callbacks and counters (generic netlink
+ * family "cnbus", resolved with libnl-genl-3). *info is caller memory (about
+ * 17 KiB). Returns 0, -ENOENT when kmod is not loaded, -EPERM, -EIO, or
+ * -EBADMSG for a reply that does not parse.
+ */
+CN_EXPORT int cn_kmod_query(struct cn_kmod_info *info);
+
+/* Open a socket on the unit kmod reports (cn_kmod_query + cn_open).
+ * Returns NULL with errno set (ENOENT: kmod not loaded). */
+CN_EXPORT struct cn_sock *cn_kmod_open(const struct cn_open_opts *opts);
+
+/* Parse one generic netlink reply to CNBUS_CMD_GET (what cn_kmod_query
+ * uses; exposed for tests and fuzzing). Returns 0, -EBADMSG, or the -errno
+ * of an NLMSG_ERROR. */
+CN_EXPORT int cn_kmod_parse_reply(const void *buf, size_t len, struct cn_kmod_info *info);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kmod.c - finding kmod (cnbus.ko) and reading its counters through its
+ * generic netlink family (libcn/kmod_genl.h), with libnl-genl-3. This is a
+ * control path: libnl's message objects are fine here.
+ */
+#include <string.h>
+
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include <libcn/kmod_genl.h>
+
+#include "internal.h"
+
+static uint32_t get_u32(struct nlattr *a)
+{
+	return a && nla_len(a) >= (int)sizeof(uint32_t) ? nla_get_u32(a) : 0;
+}
+
+static uint64_t get_u64(struct nlattr *a)
+{
+	uint64_t v = 0;
+
+	if (a && nla_len(a) >= (int)sizeof(v))
+		memcpy(&v, nla_data(a), sizeof(v)); /* attributes are only 4-byte aligned */
+	return v;
+}
+
+static void get_str(struct nlattr *a, char *dst, size_t size)
+{
+	size_t n;
+
+	dst[0] = '\0';
+	if (!a || nla_len(a) <= 0)
+		return;
+	n = strnlen(nla_data(a), (size_t)nla_len(a));
+	if (n >= size)
+		n = size - 1;
+	memcpy(dst, nla_data(a), n);
+	dst[n] = '\0';
+}
+
+static void parse_callbacks(struct nlattr *nest, struct cn_kmod_info *info)
+{
+	struct nlattr *cb;
+	int rem;
+
+	nla_for_each_nested(cb, nest, rem)
+	{
+		struct nlattr *tb[CNBUS_CB_A_MAX + 1];
+		struct cn_kmod_callback *c;
+
+		if (nla_type(cb) != CNBUS_A_CALLBACK ||
+		    nla_parse_nested(tb, CNBUS_CB_A_MAX, cb, NULL) < 0)
+			continue;
+		if (info->ncallbacks == CN_KMOD_MAX_CALLBACKS) {
+			info->truncated = 1;
+			return;
+		}
+		c = &info->callbacks[info->ncallbacks++];
+		c->idx = get_u32(tb[CNBUS_CB_A_IDX]);
+		c->val = get_u32(tb[CNBUS_CB_A_VAL]);
+		get_str(tb[CNBUS_CB_A_NAME], c->name, sizeof(c->name));
+	}
+}
+
+static void parse_cpus(struct nlattr *nest, struct cn_kmod_info *info)
+{
+	struct nlattr *cpu;
+	int rem;
+
+	nla_for_each_nested(cpu, nest, rem)
+	{
+		struct nlattr *tb[CNBUS_CPU_A_MAX + 1];
+		struct cn_kmod_cpu *c;
+
+		if (nla_type(cpu) != CNBUS_A_CPU ||
+		    nla_parse_nested(tb, CNBUS_CPU_A_MAX, cpu, NULL) < 0)
+			continue;
+		if (info->ncpus == CN_KMOD_MAX_CPUS) {
+			info->truncated = 1;
+			return;
+		}
+		c = &info->cpus[info->ncpus++];
+		c->cpu = get_u32(tb[CNBUS_CPU_A_ID]);
+		c->inserted = get_u64(tb[CNBUS_CPU_A_INSERTED]);
+		c->sent = get_u64(tb[CNBUS_CPU_A_SENT]);
+		c->sent_direct = get_u64(tb[CNBUS_CPU_A_SENT_DIRECT]);
+		c->dropped = get_u64(tb[CNBUS_CPU_A_DROPPED]);
+		c->queued = get_u32(tb[CNBUS_CPU_A_QUEUED]);
+	}
+}
+
+int cn_kmod_parse_reply(const void *buf, size_t len, struct cn_kmod_info *info)
+{
+	struct nlattr *tb[CNBUS_A_MAX + 1];
+	struct nlattr *ref[CNBUS_REFUSED_A_MAX + 1];
+	const struct nlmsghdr *nlh = buf;
+	const struct genlmsghdr *gh;
+	int alen;
+
+	if (!buf || !info)
+		return cn_fail(EINVAL);
+	memset(info, 0, sizeof(*info));
+	if (len < NLMSG_HDRLEN + GENL_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN + GENL_HDRLEN ||
+	    nlh->nlmsg_len > len)
+		return cn_fail(EBADMSG);
+	if (nlh->nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr e;
+
+		memcpy(&e.error, NLMSG_DATA(nlh), sizeof(e.error));
+		return cn_fail(e.error < 0 && e.error > -4096 ? -e.error : EBADMSG);
+	}
+	gh = NLMSG_DATA(nlh);
+	if (gh->cmd != CNBUS_CMD_GET)
+		return cn_fail(EBADMSG);
+	alen = (int)(nlh->nlmsg_len - NLMSG_HDRLEN - GENL_HDRLEN);
+	/* nla_parse only reads; its prototype is not const-correct. */
+	if (nla_parse(tb, CNBUS_A_MAX, (struct nlattr *)((const char *)gh + GENL_HDRLEN), alen,
+		      NULL) < 0)
+		return cn_fail(EBADMSG);
+	if (!tb[CNBUS_A_UNIT])
+		return cn_fail(EBADMSG);
+	info->unit = get_u32(tb[CNBUS_A_UNIT]);
+	get_str(tb[CNBUS_A_VERSION], info->version, sizeof(info->version));
+	info->groups = get_u32(tb[CNBUS_A_GROUPS]);
+	info->max_notify = get_u32(tb[CNBUS_A_MAX_NOTIFY]);
+	info->notify_count = get_u32(tb[CNBUS_A_NOTIFY_COUNT]);
+	info->cbus_qlen = get_u32(tb[CNBUS_A_CBUS_QLEN]);
+	info->received = get_u64(tb[CNBUS_A_RECEIVED]);
+	info->dispatched = get_u64(tb[CNBUS_A_DISPATCHED]);
+	if (tb[CNBUS_A_CALLBACKS])
+		parse_callbacks(tb[CNBUS_A_CALLBACKS], info);
+	if (tb[CNBUS_A_CPUS])
+		parse_cpus(tb[CNBUS_A_CPUS], info);
+	if (tb[CNBUS_A_REFUSED] &&
+	    nla_parse_nested(ref, CNBUS_REFUSED_A_MAX, tb[CNBUS_A_REFUSED], NULL) == 0) {
+		for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
+			info->refused[i] = get_u64(ref[CNBUS_REFUSED_A_SHORT + i]);
+	}
+	return 0;
+}
+
+struct query {
+	struct cn_kmod_info *info;
+	int err;
+	int got;
+};
+
+static int on_reply(struct nl_msg *msg, void *arg)
+{
+	struct query *q = arg;
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	int r = cn_kmod_parse_reply(nlh, nlh->nlmsg_len, q->info);
+
+	q->err = r < 0 ? r : 0;
+	q->got = 1;
+	return NL_OK;
+}
+
+int cn_kmod_query(struct cn_kmod_info *info)
+{
+	struct query q = { .info = info };
+	struct nl_sock *nl;
+	struct nl_msg *msg = NULL;
+	int family, r;
+
+	if (!info)
+		return cn_fail(EINVAL);
+	nl = nl_socket_alloc();
+	if (!nl)
+		return cn_fail(ENOMEM);
+	errno = 0;
+	r = genl_connect(nl);
+	if (r < 0) {
+		r = -(errno ? errno : EPROTONOSUPPORT);
+		goto free_sock;
+	}
+	family = genl_ctrl_resolve(nl, CNBUS_GENL_NAME);
+	if (family < 0) {
+		/* The family exists only while cnbus.ko is loaded. */
+		r = family == -NLE_OBJ_NOTFOUND ? -ENOENT : -EIO;
+		goto free_sock;
+	}
+	msg = nlmsg_alloc();
+	if (!msg || !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0, CNBUS_CMD_GET,
+				 CNBUS_GENL_VERSION)) {
+		r = -ENOMEM;
+		goto free_msg;
+	}
+	nl_socket_modify_cb(nl, NL_CB_VALID, NL_CB_CUSTOM, on_reply, &q);
+	r = nl_send_auto(nl, msg);
+	if (r < 0) {
+		r = -EIO;
+		goto free_msg;
+	}
+	r = nl_recvmsgs_default(nl);
+	if (r < 0)
+		r = r == -NLE_PERM ? -EPERM : -EIO;
+	else if (!q.got)
+		r = -ENODATA;
+	else
+		r = q.err;
+free_msg:
+	nlmsg_free(msg);
+free_sock:
+	nl_socket_free(nl);
+	return cn_ret(r);
+}
+
+struct cn_sock *cn_kmod_open(const struct cn_open_opts *opts)
+{
+	struct cn_kmod_info info;
+
+	if (cn_kmod_query(&info) < 0)
+		return NULL;
+	return cn_open((int)info.unit, opts);
+}
