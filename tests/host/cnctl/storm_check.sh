@@ -1,0 +1,190 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# storm_check.sh - the cnctl storm check: `cnctl proc --json` and an
+# independent raw netlink reader (raw_reader) listen side by side while
+# fork_storm forks N children. Both must report the same number of fork and
+# exit events of those children (parent_tgid == the storm's pid), every line
+# cnctl prints must be valid JSON, and when neither reported loss both counts
+# must be exactly N (with the same sum of exit statuses as the storm saw).
+# cnctl may not lose what the raw reader did not lose.
+#
+# Usage: storm_check.sh CNCTL RAW_READER FORK_STORM [N] [RCVBUF]
+# Exit: 0 pass, 1 fail, 77 skip (not root, no proc connector).
+set -u
+
+CNCTL=$1
+RAW=$2
+STORM=$3
+N=${4:-10000}
+RCVBUF=${5:-8M}
+DEADLINE=${STORM_CHECK_DEADLINE:-300}	# seconds; a safety net, not a sync
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: the storm check needs root"
+	exit 77
+fi
+command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-storm.XXXXXX") || exit 1
+storm= raw= cn=
+cleanup() {
+	for p in $storm $raw $cn; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	if [ -n "${KEEP:-}" ]; then echo "files kept in $dir"; else rm -rf "$dir"; fi
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*"
+	for f in storm.err raw.err cnctl.err; do
+		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 5 "$dir/$f"; }
+	done
+	exit 1
+}
+
+start=$(date +%s)
+expired() { [ $(($(date +%s) - start)) -ge "$DEADLINE" ]; }
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# Wait (polling the marker, with a deadline) until file $2 matches $3 while
+# process $1 runs. Returns 0 found, 1 the process ended, 2 deadline.
+wait_marker() {
+	while ! grep -q -e "$3" "$2" 2>/dev/null; do
+		alive "$1" || { grep -q -e "$3" "$2" 2>/dev/null && return 0; return 1; }
+		expired && return 2
+		sleep 0.05
+	done
+	return 0
+}
+
+# The storm first: it prints its pid and waits for "go" on its stdin (a FIFO
+# opened read-write, so neither side blocks in open).
+mkfifo "$dir/go" || exit 1
+exec 3<>"$dir/go"
+"$STORM" "$N" <&3 >"$dir/storm.out" 2>"$dir/storm.err" &
+storm=$!
+wait_marker "$storm" "$dir/storm.out" '^[0-9]' || fail "fork_storm did not start"
+P=$(head -n 1 "$dir/storm.out")
+[ "$P" = "$storm" ] || fail "fork_storm says pid $P, the shell says $storm"
+
+"$RAW" --parent "$P" --rcvbuf $((8 << 20)) >"$dir/raw.out" 2>"$dir/raw.err" &
+raw=$!
+"$CNCTL" proc --json --rcvbuf "$RCVBUF" >"$dir/cnctl.out" 2>"$dir/cnctl.err" &
+cn=$!
+
+wait_marker "$raw" "$dir/raw.err" '^ready$'
+case $? in
+1)	wait "$raw"; rc=$?
+	[ $rc = 77 ] && { echo "SKIP: raw reader: $(tail -n 1 "$dir/raw.err")"; exit 77; }
+	fail "raw_reader exited ($rc) before it was ready" ;;
+2)	fail "raw_reader not ready after ${DEADLINE}s" ;;
+esac
+wait_marker "$cn" "$dir/cnctl.err" 'listening for proc events'
+case $? in
+1)	wait "$cn"; rc=$?
+	case $rc in
+	3|4) echo "SKIP: $(tail -n 1 "$dir/cnctl.err")"; exit 77 ;;
+	esac
+	fail "cnctl exited ($rc) before it was listening" ;;
+2)	fail "cnctl not listening after ${DEADLINE}s" ;;
+esac
+
+# Go. All children are reaped before the storm exits, and a child's exit
+# event is sent before its parent can reap it: the storm's own exit event is
+# the last of the storm in both streams.
+t0=$(date +%s.%N)
+echo go >&3
+exec 3>&-
+wait "$storm"
+rc=$?
+storm=
+t1=$(date +%s.%N)
+[ $rc = 0 ] || fail "fork_storm failed ($rc)"
+read -r storm_forks storm_sum <<<"$(sed -n 's/^forks=\([0-9]*\) exit_status_sum=\([0-9]*\)$/\1 \2/p' "$dir/storm.out")"
+[ "$storm_forks" = "$N" ] || fail "fork_storm forked '$storm_forks', not $N"
+
+# The raw reader stops by itself at the storm's exit event.
+while alive "$raw" && ! expired; do sleep 0.05; done
+alive "$raw" && { echo "note: raw_reader never saw the storm's exit; stopping it"; kill -TERM "$raw"; }
+wait "$raw"
+rc=$?
+raw=
+[ $rc = 0 ] || fail "raw_reader failed ($rc)"
+
+# cnctl: wait for the storm's exit line, then SIGINT (a clean exit 0).
+wait_marker "$cn" "$dir/cnctl.out" "\"event\":\"exit\",.*\"pid\":$P,\"tgid\":$P,"
+case $? in
+1)	fail "cnctl ended before the storm's exit event" ;;
+2)	echo "note: cnctl never printed the storm's exit event" ;;
+esac
+kill -INT "$cn"
+wait "$cn"
+rc=$?
+cn=
+[ $rc = 0 ] || fail "cnctl exited $rc after SIGINT (expected 0)"
+
+summary=$(grep -E '^cnctl: [0-9]+ events printed, [0-9]+ lost \(per-CPU gaps\), [0-9]+ overruns$' "$dir/cnctl.err")
+[ -n "$summary" ] || fail "no summary from cnctl on stderr"
+read -r cn_printed cn_lost cn_overruns <<<"$(sed -E 's/^cnctl: ([0-9]+) events printed, ([0-9]+) lost.*, ([0-9]+) overruns$/\1 \2 \3/' <<<"$summary")"
+cn_loss_lines=$(grep -c -E '^cnctl: (lost [0-9]+ events on cpu [0-9]+|receive buffer overrun, events lost)$' "$dir/cnctl.err")
+
+# Every line valid JSON with the common keys; count the storm's children.
+read -r cn_forks cn_exits cn_sum cn_lines <<<"$(python3 - "$dir/cnctl.out" "$P" <<'PY'
+import json, sys
+path, parent = sys.argv[1], int(sys.argv[2])
+forks = exits = total = lines = 0
+with open(path, "rb") as f:
+    data = f.read()
+if data and not data.endswith(b"\n"):
+    sys.exit("last line is not terminated")
+for no, raw in enumerate(data.splitlines(), 1):
+    lines += 1
+    try:
+        ev = json.loads(raw.decode("utf-8"))
+    except Exception as e:
+        sys.exit("line %d is not valid JSON (%s): %r" % (no, e, raw[:200]))
+    for k in ("event", "cpu", "seq", "timestamp_ns", "pid", "tgid"):
+        if k not in ev:
+            sys.exit("line %d has no %r: %r" % (no, k, raw[:200]))
+    if ev["event"] == "fork" and ev["parent_tgid"] == parent:
+        forks += 1
+    elif ev["event"] == "exit" and ev["parent_tgid"] == parent:
+        exits += 1
+        if ev["status"] == "exited":
+            total += ev["exit_status"]
+print(forks, exits, total, lines)
+PY
+)"
+[ -n "$cn_lines" ] || fail "cnctl output check failed (see above)"
+[ "$cn_lines" = "$cn_printed" ] || fail "cnctl printed $cn_lines lines but its summary says $cn_printed"
+
+read -r raw_forks raw_exits raw_sum raw_lost raw_overruns <<<"$(sed -E 's/^forks=([0-9]+) exits=([0-9]+) exit_status_sum=([0-9]+) lost=([0-9]+) overruns=([0-9]+)$/\1 \2 \3 \4 \5/' "$dir/raw.out")"
+[ -n "$raw_overruns" ] || fail "no result from raw_reader"
+
+cn_loss=$((cn_lost + cn_overruns + cn_loss_lines))
+raw_loss=$((raw_lost + raw_overruns))
+secs=$(echo "$t1 - $t0" | bc 2>/dev/null || echo "?")
+echo "storm: pid $P, $N forks in ${secs}s, exit status sum $storm_sum"
+echo "cnctl: forks=$cn_forks exits=$cn_exits exit_status_sum=$cn_sum lines=$cn_lines lost=$cn_lost overruns=$cn_overruns"
+echo "raw:   forks=$raw_forks exits=$raw_exits exit_status_sum=$raw_sum lost=$raw_lost overruns=$raw_overruns"
+
+if [ $cn_loss -gt 0 ] && [ $raw_loss -eq 0 ]; then
+	fail "cnctl lost events where the raw reader lost none"
+fi
+if [ $cn_loss -gt 0 ]; then
+	fail "both readers lost events: the storm outran this machine, result inconclusive"
+fi
+# cnctl lost nothing: it must have seen the whole storm.
+[ "$cn_forks" = "$N" ] && [ "$cn_exits" = "$N" ] && [ "$cn_sum" = "$storm_sum" ] ||
+	fail "cnctl reported no loss but counted forks=$cn_forks exits=$cn_exits sum=$cn_sum"
+if [ $raw_loss -eq 0 ]; then
+	[ "$raw_forks" = "$cn_forks" ] && [ "$raw_exits" = "$cn_exits" ] &&
+		[ "$raw_sum" = "$cn_sum" ] || fail "counts differ between cnctl and the raw reader"
+else
+	echo "note: the raw reader lost events (cnctl did not): counts compared with N only"
+fi
+echo "PASS"
+exit 0
