@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the build into a scratch prefix, build a consumer with nothing but
-# pkg-config (shared and static), run it, and check the shared library exports
+# pkg-config (shared and static) and one with find_package(libcn), run them, and check the shared library exports
 # only cn_ symbols.
 # Usage: check-install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -26,6 +26,17 @@ cc -Wall -Werror "$src/tests/install/consumer.c" -o "$prefix/consumer-static" \
 	$(pkg-config --cflags libcn) "$libs_dir/libcn.a" $(pkg-config --static --libs libcn | sed 's/-lcn//')
 "$prefix/consumer-static" | grep -qx "consumer: exit"
 
+# find_package(libcn): the imported targets libcn::cn and libcn::cn_static.
+cmake -S "$src/tests/install/cmake-consumer" -B "$prefix/cmake-consumer" \
+	-DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_RPATH="$libs_dir" >/dev/null
+cmake --build "$prefix/cmake-consumer" >/dev/null
+"$prefix/cmake-consumer/consumer" | grep -qx "consumer: exit"
+"$prefix/cmake-consumer/consumer_static" | grep -qx "consumer: exit"
+if ldd "$prefix/cmake-consumer/consumer_static" | grep -q libcn; then
+	echo "FAIL: the static consumer links libcn dynamically"
+	exit 1
+fi
+
 so=$(readlink -f "$libs_dir/libcn.so")
 soname=$(objdump -p "$so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libcn.so.0" ] || { echo "FAIL: soname is '$soname'"; exit 1; }
@@ -35,4 +46,4 @@ if [ -n "$bad" ]; then
 	echo "FAIL: exported symbols outside cn_: $bad"
 	exit 1
 fi
-echo "install check: pkg-config consumer (shared, static) ran; soname $soname; exports: $(nm -D --defined-only "$so" | grep -c ' T ') cn_ functions"
+echo "install check: pkg-config and find_package consumers (shared, static) ran; soname $soname; exports: $(nm -D --defined-only "$so" | grep -c ' T ') cn_ functions"
