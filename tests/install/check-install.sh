@@ -46,4 +46,10 @@ if [ -n "$bad" ]; then
 	echo "FAIL: exported symbols outside cn_: $bad"
 	exit 1
 fi
+# Every exported function has a man page (directly or through a .so link).
+for f in $(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | sed 's/@.*//'); do
+	[ -f "$prefix/share/man/man3/$f.3" ] || { echo "FAIL: no man page for $f"; exit 1; }
+done
+[ -f "$prefix/share/man/man3/libcn.3" ] || { echo "FAIL: no libcn.3"; exit 1; }
+
 echo "install check: pkg-config and find_package consumers (shared, static) ran; soname $soname; exports: $(nm -D --defined-only "$so" | grep -c ' T ') cn_ functions"
