@@ -11,6 +11,10 @@
  *     when flags has CNBUS_TEST_BURST_HARDIRQ. When every insert has been
  *     made, the request is answered (seq, ack + 1) with the struct,
  *     inserted/refused filled in.
+ * 0x123.0x459: multicast. The message is sent on with cnbus_send(msg, 0, 0),
+ *     i.e. to the group of its id's callback (0x123); then a message with id
+ *     0x999.0x999 is sent the same way (no callback: -ENODEV). The reply
+ *     (seq, ack + 1) carries two __s32: both results.
  * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
  *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included).
  */
@@ -35,6 +39,8 @@
 #define CNBUS_TEST_ECHO_A 0x456
 #define CNBUS_TEST_ECHO_B 0x457
 #define CNBUS_TEST_BURST 0x458
+#define CNBUS_TEST_MCAST 0x459
+#define CNBUS_TEST_UNKNOWN 0x999
 #define CNBUS_TEST_BURST_HARDIRQ 0x1
 #define CNBUS_TEST_TEXT 48
 #define CNBUS_TEST_IRQ_BATCH 64
@@ -74,7 +80,26 @@ static const struct cb_id cnbus_test_ids[] = {
 	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A },
 	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B },
 	{ CNBUS_TEST_IDX, CNBUS_TEST_BURST },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_MCAST },
 };
+
+static void cnbus_test_mcast(struct cn_msg *msg, struct netlink_skb_parms *nsp)
+{
+	struct {
+		struct cn_msg msg;
+		__s32 res[2];
+	} reply;
+	struct cn_msg unknown = {
+		.id = { CNBUS_TEST_UNKNOWN, CNBUS_TEST_UNKNOWN },
+	};
+
+	reply.res[0] = cnbus_send(msg, 0, 0, GFP_KERNEL);
+	reply.res[1] = cnbus_send(&unknown, 0, 0, GFP_KERNEL);
+	reply.msg = *msg;
+	reply.msg.ack = msg->ack + 1;
+	reply.msg.len = sizeof(reply.res);
+	cnbus_reply(&reply.msg, nsp->portid, GFP_KERNEL);
+}
 
 static void cnbus_test_echo(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 {
@@ -117,9 +142,17 @@ static void cnbus_test_burst_work(struct work_struct *work)
 	u32 i;
 
 	if (c->flags & CNBUS_TEST_BURST_HARDIRQ) {
-		/* Bound work runs on c->cpu: the irq_work fires there. */
-		if (c->count && irq_work_queue(&c->iw))
+		/*
+		 * Bound work runs on c->cpu, so the irq_work fires there. One
+		 * batch per interrupt; sleeping in between lets the CBUS worker
+		 * of this CPU drain the queue.
+		 */
+		while (c->next < c->count) {
+			reinit_completion(&c->done);
+			if (!irq_work_queue(&c->iw))
+				break;
 			wait_for_completion(&c->done);
+		}
 		return;
 	}
 	for (i = 0; i < c->count; i++) {
@@ -132,7 +165,7 @@ static void cnbus_test_burst_work(struct work_struct *work)
 	}
 }
 
-/* Hard IRQ context: a batch per invocation, then requeue itself. */
+/* Hard IRQ context: one batch of inserts per invocation. */
 static void cnbus_test_burst_irq(struct irq_work *iw)
 {
 	struct cnbus_test_cpu *c = container_of(iw, struct cnbus_test_cpu, iw);
@@ -145,18 +178,13 @@ static void cnbus_test_burst_irq(struct irq_work *iw)
 		else
 			c->inserted++;
 	}
-	if (c->next < c->count)
-		irq_work_queue(iw);
-	else
-		complete(&c->done);
+	complete(&c->done);
 }
 
 static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 {
-	struct {
-		struct cn_msg msg;
-		struct cnbus_test_burst b;
-	} reply;
+	u8 buf[sizeof(struct cn_msg) + sizeof(struct cnbus_test_burst)] __aligned(8);
+	struct cn_msg *reply = (struct cn_msg *)buf;
 	struct cnbus_test_burst req = { 0 };
 	unsigned int cpu;
 
@@ -192,11 +220,12 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	cpus_read_unlock();
 	mutex_unlock(&cnbus_test_burst_lock);
 
-	reply.msg = *msg;
-	reply.msg.ack = msg->ack + 1;
-	reply.msg.len = sizeof(reply.b);
-	reply.b = req;
-	cnbus_reply(&reply.msg, nsp->portid, GFP_KERNEL);
+	/* The payload follows the 20-byte header unpadded. */
+	*reply = *msg;
+	reply->ack = msg->ack + 1;
+	reply->len = sizeof(req);
+	memcpy(reply->data, &req, sizeof(req));
+	cnbus_reply(reply, nsp->portid, GFP_KERNEL);
 }
 
 static void cnbus_test_timer_fn(struct timer_list *t)
@@ -253,6 +282,10 @@ static int __init cnbus_test_init(void)
 				 cnbus_test_burst);
 	if (err)
 		goto out_del_b;
+	err = cnbus_add_callback(&cnbus_test_ids[3], "cnbus_test_mcast",
+				 cnbus_test_mcast);
+	if (err)
+		goto out_del_burst;
 
 	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
 	if (period_ms)
@@ -262,6 +295,8 @@ static int __init cnbus_test_init(void)
 	pr_info("loaded, timer period %u ms\n", period_ms);
 	return 0;
 
+out_del_burst:
+	cnbus_del_callback(&cnbus_test_ids[2]);
 out_del_b:
 	cnbus_del_callback(&cnbus_test_ids[1]);
 out_del_a:

@@ -1,0 +1,1060 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cnbus_vmtest.c - tests of kmod (cnbus.ko, cnbus_test.ko) through libcn,
+ * run as root inside the VM (tests/vm/run-vm-tests.sh).
+ *
+ * Expects cnbus.ko loaded; loads and unloads cnbus_test.ko itself (path in
+ * argv[1]). Prints TAP-like lines ("ok N name", "not ok N name") and a final
+ * "VMTEST-SUMMARY pass=P fail=F skip=S" line; exits 0 only if nothing failed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/netlink.h>
+
+#include <libcn.h>
+
+#include "kstat.h"
+
+#define T_IDX 0x123
+#define T_ECHO_A 0x456
+#define T_ECHO_B 0x457
+#define T_BURST 0x458
+#define T_MCAST 0x459
+#define T_BURST_HARDIRQ 0x1
+#define NOTIFY_GROUP 0x200
+
+struct burst_req {
+	uint32_t count, flags, cpus, pad;
+	uint64_t inserted, refused;
+};
+
+static const char *test_ko;
+static int unit;
+static int ncpus;
+static int npass, nfail, nskip, ntest;
+static unsigned int burst_n = 50000;
+static unsigned int echo_n = 5000;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			printf("#   FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+			printf(__VA_ARGS__);                               \
+			printf("\n");                                      \
+			fflush(stdout);                                    \
+			rc = 1;                                            \
+			goto out;                                          \
+		}                                                          \
+	} while (0)
+
+static void info(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int mod_load(const char *params)
+{
+	int fd = open(test_ko, O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = syscall(SYS_finit_module, fd, params, 0);
+	r = r ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+static int mod_unload(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+static int module_loaded(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/%s", name);
+	return access(path, F_OK) == 0;
+}
+
+static struct cn_sock *open_sock(int flags, int rcvbuf)
+{
+	struct cn_open_opts o = { .sz = sizeof(o), .flags = (uint32_t)flags, .rcvbuf = rcvbuf };
+
+	return cn_open(unit, &o);
+}
+
+/*
+ * Receive the next message with id {idx, val} from the kernel, skipping
+ * others. Waits at most timeout_ms. Returns 0, -ETIMEDOUT or a cn_recv error.
+ */
+static int recv_id(struct cn_sock *s, uint32_t idx, uint32_t val, int timeout_ms,
+		   struct cn_message *out)
+{
+	double end = now_s() + timeout_ms / 1000.0;
+	struct pollfd p = { .fd = cn_fd(s), .events = POLLIN };
+	int r;
+
+	for (;;) {
+		r = cn_recv(s, out, CN_RECV_DONTWAIT);
+		if (r == 0) {
+			if (out->msg->id.idx == idx && out->msg->id.val == val && out->port == 0)
+				return 0;
+			continue;
+		}
+		if (r != -EAGAIN)
+			return r;
+		int left = (int)((end - now_s()) * 1000);
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, left) == 0)
+			return -ETIMEDOUT;
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int t_kmod_info(void)
+{
+	struct kstat ks;
+	int rc = 0, r;
+	unsigned int i, found = 0;
+
+	r = kstat_get(&ks);
+	CHECK(r == 0, "kstat_get %d", r);
+	info("cnbus %s unit %u groups %u max_notify %u cbus_qlen %u cpus %u callbacks %u",
+	     ks.version, ks.unit, ks.groups, ks.max_notify, ks.cbus_qlen, ks.ncpus, ks.ncbs);
+	CHECK(ks.unit == (uint32_t)unit, "unit %u", ks.unit);
+	CHECK(ks.version[0], "no version");
+	CHECK(ks.ncpus >= (unsigned int)ncpus, "cpus %u < %d", ks.ncpus, ncpus);
+	for (i = 0; i < ks.ncbs; i++) {
+		info("callback %s %u.%u", ks.cb[i].name, ks.cb[i].idx, ks.cb[i].val);
+		if (ks.cb[i].idx == T_IDX && ks.cb[i].val >= T_ECHO_A && ks.cb[i].val <= T_MCAST)
+			found++;
+	}
+	CHECK(found == 4, "found %u of the 4 test callbacks", found);
+out:
+	return rc;
+}
+
+static int echo_round_trips(struct cn_sock *s, uint32_t val, unsigned int n)
+{
+	unsigned char buf[CN_MSG_SIZE(64)];
+	char text[64];
+	struct cn_message rep;
+	struct cn_msg *m;
+	uint32_t last_seq = 0;
+	unsigned int i;
+	int rc = 0, r, len;
+
+	for (i = 0; i < n; i++) {
+		len = snprintf(text, sizeof(text), "echo %u via %#x", i, val) + 1;
+		m = cn_msg_init(buf, sizeof(buf), T_IDX, val, text, (size_t)len);
+		CHECK(m, "cn_msg_init");
+		r = cn_request(s, m, 0, CN_MATCH_STRICT, 5000, &rep);
+		CHECK(r == 0, "request %u: %d", i, r);
+		CHECK(rep.port == 0, "reply from port %u", rep.port);
+		CHECK(rep.msg->seq == m->seq && rep.msg->ack == m->ack + 1,
+		      "genealogy: req seq %u ack %u, reply seq %u ack %u", m->seq, m->ack,
+		      rep.msg->seq, rep.msg->ack);
+		CHECK(rep.msg->id.idx == T_IDX && rep.msg->id.val == val, "reply id");
+		CHECK(rep.msg->len == (uint16_t)len && !memcmp(rep.msg->data, text, (size_t)len),
+		      "payload differs");
+		if (i)
+			CHECK(m->seq == last_seq + 1, "seq %u after %u", m->seq, last_seq);
+		last_seq = m->seq;
+	}
+out:
+	return rc;
+}
+
+static int t_echo(void)
+{
+	struct cn_sock *s = open_sock(0, 0);
+	int rc = 0;
+
+	CHECK(s, "cn_open: %s", strerror(errno));
+	rc = echo_round_trips(s, T_ECHO_A, echo_n);
+	if (!rc)
+		rc = echo_round_trips(s, T_ECHO_B, echo_n / 10);
+	if (!rc)
+		info("%u + %u round trips", echo_n, echo_n / 10);
+out:
+	cn_close(s);
+	return rc;
+}
+
+/* 0x459 forwards to group 0 (the id's group, 0x123): both subscribers get it. */
+static int t_group_two_subscribers(void)
+{
+	struct cn_sock *a = open_sock(0, 0), *b = open_sock(0, 0), *c = open_sock(0, 0);
+	unsigned char buf[CN_MSG_SIZE(32)];
+	struct cn_message rep, got;
+	struct cn_msg *m;
+	int32_t res[2];
+	int rc = 0, r;
+
+	CHECK(a && b && c, "cn_open");
+	CHECK(cn_join(a, T_IDX) == 0 && cn_join(b, T_IDX) == 0, "cn_join");
+	m = cn_msg_init(buf, sizeof(buf), T_IDX, T_MCAST, "to the group", 13);
+	r = cn_request(c, m, 0, CN_MATCH_STRICT, 5000, &rep);
+	CHECK(r == 0, "request: %d", r);
+	CHECK(rep.msg->len == sizeof(res), "reply len %u", rep.msg->len);
+	memcpy(res, rep.msg->data, sizeof(res));
+	info("group 0 send: %d, unknown id send: %d", res[0], res[1]);
+	CHECK(res[0] == 0, "cnbus_send to group 0 (lookup) returned %d", res[0]);
+	CHECK(res[1] == -ENODEV, "cnbus_send for an unknown id returned %d", res[1]);
+	r = recv_id(a, T_IDX, T_MCAST, 5000, &got);
+	CHECK(r == 0, "subscriber a: %d", r);
+	CHECK(got.msg->len == 13 && !strcmp((const char *)got.msg->data, "to the group"),
+	      "a payload");
+	r = recv_id(b, T_IDX, T_MCAST, 5000, &got);
+	CHECK(r == 0, "subscriber b: %d", r);
+	CHECK(got.msg->len == 13 && !strcmp((const char *)got.msg->data, "to the group"),
+	      "b payload");
+	/* The requester did not join: it must not get the multicast. */
+	r = recv_id(c, T_IDX, T_MCAST, 0, &got);
+	CHECK(r == -ETIMEDOUT, "requester got the multicast: %d", r);
+out:
+	cn_close(a);
+	cn_close(b);
+	cn_close(c);
+	return rc;
+}
+
+static int raw_open(void)
+{
+	struct sockaddr_nl a = { .nl_family = AF_NETLINK };
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, unit);
+
+	if (fd < 0)
+		return -1;
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int raw_send(int fd, const void *buf, size_t len)
+{
+	struct sockaddr_nl d = { .nl_family = AF_NETLINK };
+
+	return sendto(fd, buf, len, 0, (struct sockaddr *)&d, sizeof(d)) < 0 ? -errno : 0;
+}
+
+/* Wait for the NLMSG_ERROR answering seq; returns its error (0 = ack). */
+static int raw_wait_ack(int fd, uint32_t seq)
+{
+	char buf[8192];
+	ssize_t n;
+
+	for (;;) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0)
+			return -errno == -EAGAIN ? -ETIMEDOUT : -errno;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
+			if (h->nlmsg_type == NLMSG_ERROR && h->nlmsg_seq == seq)
+				return ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+	}
+}
+
+/* Build nlmsghdr + cn_msg(id, len field) + plen payload bytes. */
+static size_t raw_build(void *buf, uint32_t idx, uint32_t val, uint16_t len_field, size_t plen,
+			uint16_t nlflags, uint32_t seq)
+{
+	struct nlmsghdr *h = buf;
+	struct cn_msg *m = NLMSG_DATA(h);
+
+	memset(buf, 0, NLMSG_SPACE(sizeof(*m) + plen));
+	h->nlmsg_len = NLMSG_LENGTH(sizeof(*m) + plen);
+	h->nlmsg_type = NLMSG_DONE;
+	h->nlmsg_flags = nlflags;
+	h->nlmsg_seq = seq;
+	m->id.idx = idx;
+	m->id.val = val;
+	m->seq = seq;
+	m->len = len_field;
+	return h->nlmsg_len;
+}
+
+static int t_unknown_id_refused(void)
+{
+	struct cn_sock *s = open_sock(0, 0);
+	unsigned char buf[CN_MSG_SIZE(8)];
+	char raw[256];
+	struct kstat k0, k1;
+	struct cn_msg *m;
+	int rc = 0, r, fd = raw_open();
+	size_t len;
+
+	CHECK(s && fd >= 0, "open");
+	CHECK(kstat_get(&k0) == 0, "kstat");
+	m = cn_msg_init(buf, sizeof(buf), 0x999, 0x1, "x", 2);
+	r = cn_send(s, m, 0);
+	CHECK(r == 0, "cn_send %d", r);
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	CHECK(k1.refused[CNBUS_REFUSED_A_NO_CALLBACK] ==
+		      k0.refused[CNBUS_REFUSED_A_NO_CALLBACK] + 1,
+	      "no_callback %" PRIu64 " -> %" PRIu64, k0.refused[CNBUS_REFUSED_A_NO_CALLBACK],
+	      k1.refused[CNBUS_REFUSED_A_NO_CALLBACK]);
+	/* With NLM_F_ACK the refusal comes back as an NLMSG_ERROR. */
+	len = raw_build(raw, 0x999, 0x2, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 77);
+	CHECK(raw_send(fd, raw, len) == 0, "raw send");
+	r = raw_wait_ack(fd, 77);
+	CHECK(r == -ENODEV, "ack error %d, want -ENODEV", r);
+	len = raw_build(raw, T_IDX, T_ECHO_A, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 78);
+	CHECK(raw_send(fd, raw, len) == 0, "raw send");
+	r = raw_wait_ack(fd, 78);
+	CHECK(r == 0, "ack of a good message %d", r);
+out:
+	if (fd >= 0)
+		close(fd);
+	cn_close(s);
+	return rc;
+}
+
+static int t_malformed_blaster(void)
+{
+	enum { ROUNDS = 300 };
+	uint64_t want[CNBUS_REFUSED_A_MAX + 1] = { 0 };
+	char raw[32768];
+	struct kstat k0, k1;
+	struct nlmsghdr *h = (struct nlmsghdr *)raw;
+	struct cn_msg *m = NLMSG_DATA(h);
+	struct cn_ctl_msg *ctl = (struct cn_ctl_msg *)m->data;
+	uint64_t garbage = 0, sent = 0;
+	unsigned int i, j, seed = 12345;
+	int rc = 0, fd = raw_open(), r;
+	size_t len;
+
+	CHECK(fd >= 0, "raw_open");
+	CHECK(kstat_get(&k0) == 0, "kstat");
+	for (i = 0; i < ROUNDS; i++) {
+		/* shorter than a netlink header */
+		memset(raw, 0, 8);
+		CHECK(raw_send(fd, raw, 8) == 0, "send");
+		want[CNBUS_REFUSED_A_SHORT]++;
+		/* header only */
+		h->nlmsg_len = NLMSG_HDRLEN;
+		h->nlmsg_type = NLMSG_DONE;
+		CHECK(raw_send(fd, raw, NLMSG_HDRLEN) == 0, "send");
+		want[CNBUS_REFUSED_A_SHORT]++;
+		/* part of a cn_msg */
+		h->nlmsg_len = NLMSG_LENGTH(10);
+		CHECK(raw_send(fd, raw, NLMSG_LENGTH(10)) == 0, "send");
+		want[CNBUS_REFUSED_A_SHORT]++;
+		/* cn_msg.len larger than the payload */
+		len = raw_build(raw, T_IDX, T_ECHO_A, 100, 10, 0, i);
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_BAD_LEN]++;
+		/* cn_msg.len smaller than the payload */
+		len = raw_build(raw, T_IDX, T_ECHO_A, 4, 64, 0, i);
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_BAD_LEN]++;
+		/* oversized */
+		len = raw_build(raw, T_IDX, T_ECHO_A, 20000, 20000 & 0xfff, 0, i);
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_OVERSIZE]++;
+		/* nlmsg_len beyond the datagram */
+		len = raw_build(raw, T_IDX, T_ECHO_A, 8, 8, 0, i);
+		h->nlmsg_len = 4000;
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_TRUNCATED]++;
+		/* unknown id */
+		len = raw_build(raw, 0xdead, i, 0, 0, 0, i);
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_NO_CALLBACK]++;
+		/* notify: garbage counts */
+		len = raw_build(raw, CN_NOTIFY_IDX, CN_NOTIFY_VAL, sizeof(*ctl) + 16,
+				sizeof(*ctl) + 16, 0, i);
+		ctl->idx_notify_num = 0x40000000u + i;
+		ctl->val_notify_num = 0xc0000000u;
+		ctl->group = 5;
+		ctl->len = 16;
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_NOTIFY_INVAL]++;
+		/* notify: len disagrees with the counts */
+		len = raw_build(raw, CN_NOTIFY_IDX, CN_NOTIFY_VAL, sizeof(*ctl) + 16,
+				sizeof(*ctl) + 16, 0, i);
+		ctl->idx_notify_num = 1;
+		ctl->val_notify_num = 1;
+		ctl->group = 5;
+		ctl->len = 24;
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_NOTIFY_INVAL]++;
+		/* notify: shorter than cn_ctl_msg */
+		len = raw_build(raw, CN_NOTIFY_IDX, CN_NOTIFY_VAL, 6, 6, 0, i);
+		CHECK(raw_send(fd, raw, len) == 0, "send");
+		want[CNBUS_REFUSED_A_NOTIFY_INVAL]++;
+		sent += 11;
+		/* random garbage, random length */
+		for (j = 0; j < 5; j++) {
+			size_t glen = 1 + rand_r(&seed) % 600; /* 0 bytes: -ENODATA */
+			size_t k;
+
+			for (k = 0; k < glen; k++)
+				raw[k] = (char)rand_r(&seed);
+			if (glen >= sizeof(struct nlmsghdr) + sizeof(struct cn_msg)) {
+				/* never a valid id or a control message */
+				m->id.idx = 0xbad0000u | (m->id.idx & 0xffff);
+			}
+			r = raw_send(fd, raw, glen);
+			CHECK(r == 0, "garbage send %d", r);
+			if (!r)
+				garbage++;
+		}
+	}
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	for (i = CNBUS_REFUSED_A_SHORT; i <= CNBUS_REFUSED_A_MAX; i++)
+		info("refused[%u] %" PRIu64 " -> %" PRIu64, i, k0.refused[i], k1.refused[i]);
+	info("%" PRIu64 " malformed + %" PRIu64 " garbage datagrams; received %" PRIu64
+	     " dispatched %" PRIu64,
+	     sent, garbage, k1.received - k0.received, k1.dispatched - k0.dispatched);
+	CHECK(k1.dispatched == k0.dispatched, "garbage was dispatched");
+	CHECK(kstat_refused_total(&k1) - kstat_refused_total(&k0) == k1.received - k0.received,
+	      "every received message refused");
+	CHECK(k1.received - k0.received >= sent + garbage, "received count");
+	/* Exact counts for everything but the garbage, whose class is random. */
+	for (i = CNBUS_REFUSED_A_SHORT; i <= CNBUS_REFUSED_A_MAX; i++)
+		CHECK(k1.refused[i] - k0.refused[i] >= want[i], "refused[%u] %" PRIu64 " < %" PRIu64,
+		      i, k1.refused[i] - k0.refused[i], want[i]);
+	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_INVAL] - k0.refused[CNBUS_REFUSED_A_NOTIFY_INVAL] ==
+		      want[CNBUS_REFUSED_A_NOTIFY_INVAL],
+	      "notify_inval");
+	close(fd);
+	fd = -1;
+	/* Still working. */
+	{
+		struct cn_sock *s = open_sock(0, 0);
+
+		CHECK(s, "cn_open");
+		rc = echo_round_trips(s, T_ECHO_A, 100);
+		cn_close(s);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+static int t_cbus_timer_order(void)
+{
+	enum { N = 40 };
+	struct cn_sock *s = open_sock(0, 0);
+	long long last[KSTAT_MAX_CPUS];
+	struct cn_message m;
+	unsigned int cpu, i, percpu[KSTAT_MAX_CPUS] = { 0 };
+	unsigned long long counter;
+	int rc = 0, r;
+
+	for (i = 0; i < KSTAT_MAX_CPUS; i++)
+		last[i] = -1;
+	CHECK(s, "cn_open");
+	CHECK(cn_join(s, T_IDX) == 0, "join");
+	for (i = 0; i < N; i++) {
+		r = recv_id(s, T_IDX, T_ECHO_A, 10000, &m);
+		CHECK(r == 0, "timer message %u: %d", i, r);
+		CHECK(m.msg->len > 0 && m.msg->data[m.msg->len - 1] == 0, "text not terminated");
+		CHECK(sscanf((const char *)m.msg->data, "cpu=%u counter=%llu", &cpu, &counter) == 2,
+		      "text '%s'", (const char *)m.msg->data);
+		CHECK(cpu < KSTAT_MAX_CPUS && cpu == m.msg->ack, "cpu %u ack %u", cpu, m.msg->ack);
+		CHECK(m.msg->seq == (uint32_t)counter, "seq %u counter %llu", m.msg->seq, counter);
+		CHECK((long long)counter > last[cpu], "cpu %u: counter %llu after %lld", cpu, counter,
+		      last[cpu]);
+		last[cpu] = (long long)counter;
+		percpu[cpu]++;
+	}
+	for (cpu = 0; cpu < (unsigned int)ncpus && cpu < KSTAT_MAX_CPUS; cpu++)
+		info("cpu %u: %u timer messages in order", cpu, percpu[cpu]);
+out:
+	cn_close(s);
+	return rc;
+}
+
+/* Reload cnbus_test with the given parameters. */
+static int reload_test_module(const char *params)
+{
+	int r;
+
+	if (module_loaded("cnbus_test")) {
+		r = mod_unload("cnbus_test");
+		if (r)
+			return r;
+	}
+	return mod_load(params);
+}
+
+static int expect_notifications(struct cn_sock *g, int added)
+{
+	struct cn_notification n;
+	struct cn_message m;
+	unsigned int seen = 0, i;
+	int rc = 0, r;
+
+	for (i = 0; i < 4; i++) {
+		/* Sent synchronously by (un)registration: already queued. */
+		r = cn_recv(g, &m, CN_RECV_DONTWAIT);
+		CHECK(r == 0, "notification %u: %d", i, r);
+		CHECK(cn_notify_decode(m.msg, &n) == 0, "decode");
+		CHECK(n.added == added, "added %d want %d", n.added, added);
+		CHECK(n.idx == T_IDX && n.val >= T_ECHO_A && n.val <= T_MCAST, "id %u.%u", n.idx,
+		      n.val);
+		seen |= 1u << (n.val - T_ECHO_A);
+	}
+	CHECK(seen == 0xf, "seen mask %#x", seen);
+	r = cn_recv(g, &m, CN_RECV_DONTWAIT);
+	CHECK(r == -EAGAIN, "extra message: %d", r);
+out:
+	return rc;
+}
+
+static int t_notify_add_remove(void)
+{
+	struct cn_range idx = { T_IDX, 1 }, val = { T_ECHO_A, 4 };
+	unsigned char buf[CN_NOTIFY_SIZE(1, 1)];
+	struct cn_sock *g = open_sock(0, 0), *c = open_sock(0, 0);
+	struct cn_message m;
+	struct kstat k0, k1;
+	struct cn_msg *msg;
+	int rc = 0, r;
+
+	CHECK(g && c, "cn_open");
+	CHECK(cn_join(g, NOTIFY_GROUP) == 0, "join");
+	CHECK(kstat_get(&k0) == 0, "kstat");
+	msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, NOTIFY_GROUP);
+	CHECK(msg, "cn_notify_build");
+	CHECK(cn_send(c, msg, 0) == 0, "send");
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	CHECK(k1.notify_count == k0.notify_count + 1, "notify_count %u", k1.notify_count);
+
+	r = mod_unload("cnbus_test");
+	CHECK(r == 0, "unload %d", r);
+	if (expect_notifications(g, 0))
+		goto fail;
+	r = mod_load("period_ms=0");
+	CHECK(r == 0, "load %d", r);
+	if (expect_notifications(g, 1))
+		goto fail;
+
+	msg = cn_notify_build_remove(buf, sizeof(buf), &idx, 1, &val, 1);
+	CHECK(msg, "cn_notify_build_remove");
+	CHECK(cn_send(c, msg, 0) == 0, "send");
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	CHECK(k1.notify_count == k0.notify_count, "notify_count %u", k1.notify_count);
+	r = reload_test_module("period_ms=0");
+	CHECK(r == 0, "reload %d", r);
+	r = cn_recv(g, &m, CN_RECV_DONTWAIT);
+	CHECK(r == -EAGAIN, "notification after removal: %d", r);
+out:
+	cn_close(g);
+	cn_close(c);
+	return rc;
+fail:
+	rc = 1;
+	goto out;
+}
+
+static int t_notify_unprivileged(void)
+{
+	struct kstat k0, k1;
+	int rc = 0, status;
+	pid_t pid;
+
+	CHECK(kstat_get(&k0) == 0, "kstat");
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		struct cn_range idx = { 0, 0x1000 }, val = { 0, 0x1000 };
+		unsigned char buf[CN_NOTIFY_SIZE(1, 1)];
+		char raw[256];
+		struct cn_sock *s;
+		struct cn_msg *msg;
+		int fd, r;
+
+		if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+			_exit(10);
+		s = open_sock(0, 0);
+		if (!s)
+			_exit(11);
+		msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, NOTIFY_GROUP);
+		if (!msg || cn_send(s, msg, 0))
+			_exit(12);
+		cn_close(s);
+		/* The same with NLM_F_ACK: the refusal is -EPERM. */
+		fd = raw_open();
+		if (fd < 0)
+			_exit(13);
+		memset(raw, 0, sizeof(raw));
+		memcpy(raw + NLMSG_HDRLEN, msg, CN_MSG_SIZE(msg->len));
+		((struct nlmsghdr *)raw)->nlmsg_len = NLMSG_LENGTH(CN_MSG_SIZE(msg->len));
+		((struct nlmsghdr *)raw)->nlmsg_type = NLMSG_DONE;
+		((struct nlmsghdr *)raw)->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+		((struct nlmsghdr *)raw)->nlmsg_seq = 99;
+		if (raw_send(fd, raw, NLMSG_LENGTH(CN_MSG_SIZE(msg->len))))
+			_exit(14);
+		r = raw_wait_ack(fd, 99);
+		_exit(r == -EPERM ? 0 : 15);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM] == k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 2,
+	      "notify_perm %" PRIu64 " -> %" PRIu64, k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM],
+	      k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM]);
+	CHECK(k1.notify_count == k0.notify_count, "a request was added");
+out:
+	return rc;
+}
+
+static int t_notify_bound(void)
+{
+	struct cn_range idx = { 0x7000, 1 }, val = { 0, 1 };
+	unsigned char buf[CN_NOTIFY_SIZE(1, 1)];
+	struct cn_sock *c = open_sock(0, 0);
+	struct kstat k0, k1;
+	struct cn_msg *msg;
+	unsigned int i, max;
+	int rc = 0;
+
+	CHECK(c, "cn_open");
+	CHECK(kstat_get(&k0) == 0, "kstat");
+	max = k0.max_notify;
+	CHECK(max > 0 && max + 0x300 < k0.groups, "max_notify %u", max);
+	for (i = 0; i <= max; i++) {
+		msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, 0x300 + i);
+		CHECK(msg && cn_send(c, msg, 0) == 0, "send %u", i);
+	}
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	info("max_notify %u: count %u, full refusals %" PRIu64, max, k1.notify_count,
+	     k1.refused[CNBUS_REFUSED_A_NOTIFY_FULL] - k0.refused[CNBUS_REFUSED_A_NOTIFY_FULL]);
+	CHECK(k1.notify_count == max, "count %u", k1.notify_count);
+	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_FULL] ==
+		      k0.refused[CNBUS_REFUSED_A_NOTIFY_FULL] + 1 + k0.notify_count,
+	      "full refusals");
+	/* One removal removes every request with these ranges. */
+	msg = cn_notify_build_remove(buf, sizeof(buf), &idx, 1, &val, 1);
+	CHECK(msg && cn_send(c, msg, 0) == 0, "remove");
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	CHECK(k1.notify_count == k0.notify_count, "count after removal %u", k1.notify_count);
+out:
+	cn_close(c);
+	return rc;
+}
+
+/* Burst receiver thread. */
+struct rx {
+	struct cn_sock *s;
+	volatile int stop;
+	volatile uint64_t got;	      /* burst messages */
+	volatile uint64_t overruns;
+	uint64_t order_breaks;
+	long long last[KSTAT_MAX_CPUS];
+	volatile double last_rx;
+};
+
+static void *rx_thread(void *arg)
+{
+	struct rx *rx = arg;
+	struct cn_message msgs[64];
+	struct pollfd p = { .fd = cn_fd(rx->s), .events = POLLIN };
+	int n, i;
+
+	while (!rx->stop) {
+		n = cn_recv_batch(rx->s, msgs, 64, CN_RECV_DONTWAIT);
+		if (n == -EAGAIN) {
+			poll(&p, 1, 100);
+			continue;
+		}
+		if (n == -ENOBUFS) {
+			rx->overruns++;
+			continue;
+		}
+		if (n < 0)
+			continue;
+		for (i = 0; i < n; i++) {
+			const struct cn_msg *m = msgs[i].msg;
+
+			if (m->id.idx != T_IDX || m->id.val != T_BURST || msgs[i].port)
+				continue;
+			if (m->ack < KSTAT_MAX_CPUS) {
+				if ((long long)m->seq <= rx->last[m->ack])
+					rx->order_breaks++;
+				rx->last[m->ack] = m->seq;
+			}
+			rx->got++;
+		}
+		rx->last_rx = now_s();
+	}
+	return NULL;
+}
+
+/* Wait until every queue is empty and inserted == sent + direct + dropped. */
+static int wait_drained(struct kstat *k, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+
+	for (;;) {
+		if (kstat_get(k))
+			return -EIO;
+		if (!k->queued && k->inserted == k->sent + k->sent_direct + k->dropped)
+			return 0;
+		if (now_s() > end)
+			return -ETIMEDOUT;
+		usleep(20000);
+	}
+}
+
+static int burst(unsigned int count, uint32_t flags, int rcvbuf, int read_live,
+		 struct rx *rx, struct kstat *k0, struct kstat *k1, struct burst_req *res)
+{
+	struct cn_sock *c = open_sock(0, 0);
+	unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
+	struct burst_req req = { .count = count, .flags = flags };
+	struct cn_message rep;
+	struct cn_msg *m;
+	pthread_t th;
+	int rc = 0, r, i, started = 0;
+
+	memset(rx, 0, sizeof(*rx));
+	for (i = 0; i < KSTAT_MAX_CPUS; i++)
+		rx->last[i] = -1;
+	rx->s = open_sock(CN_OPEN_NONBLOCK, 0);
+	CHECK(c && rx->s, "cn_open");
+	r = cn_set_rcvbuf(rx->s, rcvbuf);
+	CHECK(r > 0, "rcvbuf %d", r);
+	CHECK(cn_join(rx->s, T_IDX) == 0, "join");
+	CHECK(wait_drained(k0, 60) == 0, "not drained before");
+	if (read_live) {
+		CHECK(pthread_create(&th, NULL, rx_thread, rx) == 0, "pthread_create");
+		started = 1;
+	}
+	m = cn_msg_init(buf, sizeof(buf), T_IDX, T_BURST, &req, sizeof(req));
+	r = cn_request(c, m, 0, CN_MATCH_STRICT, 600000, &rep);
+	CHECK(r == 0, "burst request %d", r);
+	CHECK(rep.msg->len == sizeof(*res), "reply len");
+	memcpy(res, rep.msg->data, sizeof(*res));
+	CHECK(wait_drained(k1, 120) == 0, "not drained after the burst");
+	if (started) {
+		/* Read until everything sent arrived or nothing came for 2 s. */
+		uint64_t want = (k1->sent + k1->sent_direct) - (k0->sent + k0->sent_direct);
+		double end = now_s() + 120;
+
+		while (rx->got < want && now_s() < end &&
+		       !(rx->overruns && now_s() - rx->last_rx > 2.0))
+			usleep(20000);
+		rx->stop = 1;
+		pthread_join(th, NULL);
+		started = 0;
+	}
+out:
+	if (started) {
+		rx->stop = 1;
+		pthread_join(th, NULL);
+	}
+	cn_close(c);
+	return rc;
+}
+
+static int t_cbus_burst(uint32_t flags, unsigned int count)
+{
+	struct kstat k0, k1;
+	struct burst_req res;
+	struct rx rx;
+	uint64_t ins, sent, direct, dropped;
+	int rc;
+
+	rc = burst(count, flags, 64 << 20, 1, &rx, &k0, &k1, &res);
+	if (rc)
+		goto out;
+	ins = k1.inserted - k0.inserted;
+	sent = k1.sent - k0.sent;
+	direct = k1.sent_direct - k0.sent_direct;
+	dropped = k1.dropped - k0.dropped;
+	info("burst %u x %u cpus%s: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64
+	     " dropped %" PRIu64 " received %" PRIu64 " overruns %" PRIu64 " order breaks %" PRIu64,
+	     count, res.cpus, flags & T_BURST_HARDIRQ ? " (hard IRQ)" : "", ins, sent, direct,
+	     dropped, rx.got, rx.overruns, rx.order_breaks);
+	CHECK(res.cpus == (uint32_t)ncpus, "cpus %u", res.cpus);
+	CHECK(res.inserted + res.refused == (uint64_t)count * res.cpus, "reply counts");
+	CHECK(res.refused == 0, "refused %" PRIu64, res.refused);
+	CHECK(ins == res.inserted, "inserted %" PRIu64 " reply %" PRIu64, ins, res.inserted);
+	CHECK(ins == sent + direct + dropped, "accounting");
+	if (!(flags & T_BURST_HARDIRQ))
+		CHECK(dropped == 0, "dropped in process context");
+	if (rx.overruns)
+		CHECK(rx.got < sent + direct, "overrun reported but all arrived");
+	else
+		CHECK(rx.got == sent + direct, "received %" PRIu64 " of %" PRIu64, rx.got,
+		      sent + direct);
+	if (!direct && !rx.overruns)
+		CHECK(rx.order_breaks == 0, "per-CPU order broken without overflow");
+out:
+	cn_close(rx.s);
+	return rc;
+}
+
+static int t_cbus_burst_process(void)
+{
+	return t_cbus_burst(0, burst_n);
+}
+
+static int t_cbus_burst_hardirq(void)
+{
+	return t_cbus_burst(T_BURST_HARDIRQ, 3000);
+}
+
+static int t_cbus_overrun_reported(void)
+{
+	struct kstat k0, k1;
+	struct burst_req res;
+	struct cn_message m;
+	struct cn_stats st;
+	struct rx rx;
+	uint64_t got = 0, want;
+	int rc, r, enobufs = 0;
+
+	rc = burst(2000, 0, 4096, 0, &rx, &k0, &k1, &res);
+	if (rc)
+		goto out;
+	want = (k1.sent + k1.sent_direct) - (k0.sent + k0.sent_direct);
+	for (;;) {
+		r = cn_recv(rx.s, &m, CN_RECV_DONTWAIT);
+		if (r == -ENOBUFS) {
+			enobufs++;
+			continue;
+		}
+		if (r)
+			break;
+		if (m.msg->id.val == T_BURST)
+			got++;
+	}
+	CHECK(r == -EAGAIN, "last recv %d", r);
+	CHECK(cn_stats(rx.s, &st) == 0, "cn_stats");
+	info("small buffer: %" PRIu64 " of %" PRIu64 " arrived, ENOBUFS %d, overruns %" PRIu64,
+	     got, want, enobufs, st.overruns);
+	CHECK(got < want, "everything fit in a 4 KiB buffer?");
+	CHECK(enobufs >= 1 && st.overruns >= 1, "overrun not reported");
+out:
+	cn_close(rx.s);
+	return rc;
+}
+
+static int t_proc_events(void)
+{
+	struct cn_proc_event ev;
+	struct cn_sock *s = cn_open(NETLINK_CONNECTOR, NULL);
+	struct pollfd p;
+	int rc = 0, r, fork_seen = 0, exit_seen = 0, status;
+	double end;
+	pid_t pid;
+
+	CHECK(s, "cn_open(NETLINK_CONNECTOR): %s", strerror(errno));
+	r = cn_proc_listen(s, 0, 5000);
+	CHECK(r >= 0, "cn_proc_listen %d", r);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid)
+		_exit(3);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	p.fd = cn_fd(s);
+	p.events = POLLIN;
+	end = now_s() + 10;
+	while (!exit_seen && now_s() < end) {
+		r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT);
+		if (r == -EAGAIN) {
+			poll(&p, 1, 200);
+			continue;
+		}
+		CHECK(r == 0, "cn_proc_recv %d", r);
+		if (ev.what == CN_PROC_FORK && ev.pid == pid)
+			fork_seen = 1;
+		if (ev.what == CN_PROC_EXIT && ev.pid == pid) {
+			exit_seen = 1;
+			CHECK(ev.exit_code == (3u << 8), "exit code %#x", ev.exit_code);
+		}
+	}
+	CHECK(fork_seen && exit_seen, "fork %d exit %d", fork_seen, exit_seen);
+out:
+	cn_close(s);
+	return rc;
+}
+
+/* Unload cnbus_test while echo requests and a burst are running. */
+static int t_unload_in_flight(void)
+{
+	int ready[2], rc = 0, r, status, i;
+	pid_t kids[2];
+	struct kstat k;
+	char c;
+
+	CHECK(pipe(ready) == 0, "pipe");
+	for (i = 0; i < 2; i++) {
+		kids[i] = fork();
+		CHECK(kids[i] >= 0, "fork");
+		if (kids[i])
+			continue;
+		close(ready[0]);
+		struct cn_sock *s = open_sock(0, 0);
+		unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
+		struct cn_message rep;
+		struct cn_msg *m;
+
+		if (!s)
+			_exit(1);
+		if (i == 0) {
+			unsigned int fails = 0, n;
+
+			for (n = 0; n < 100000 && fails < 3; n++) {
+				m = cn_msg_init(buf, sizeof(buf), T_IDX, T_ECHO_A, "x", 2);
+				if (cn_request(s, m, 0, CN_MATCH_STRICT, 300, &rep))
+					fails++;
+				if (n == 10 && write(ready[1], "e", 1) != 1)
+					_exit(2);
+			}
+			_exit(n > 10 ? 0 : 3);
+		} else {
+			struct burst_req req = { .count = 20000 };
+
+			if (write(ready[1], "b", 1) != 1)
+				_exit(2);
+			m = cn_msg_init(buf, sizeof(buf), T_IDX, T_BURST, &req, sizeof(req));
+			cn_send(s, m, 0); /* runs the burst in this process */
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	for (i = 0; i < 2; i++)
+		CHECK(read(ready[0], &c, 1) == 1, "child not ready");
+	close(ready[0]);
+	r = mod_unload("cnbus_test");
+	CHECK(r == 0, "unload while in flight: %d", r);
+	for (i = 0; i < 2; i++) {
+		CHECK(waitpid(kids[i], &status, 0) == kids[i], "waitpid");
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d status %#x", i,
+		      status);
+	}
+	CHECK(wait_drained(&k, 120) == 0, "queues not drained");
+	CHECK(k.ncbs == 0, "%u callbacks left", k.ncbs);
+	info("after unload: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64
+	     " dropped %" PRIu64 " refused(shutdown) %" PRIu64,
+	     k.inserted, k.sent, k.sent_direct, k.dropped,
+	     k.refused[CNBUS_REFUSED_A_CBUS_SHUTDOWN]);
+out:
+	return rc;
+}
+
+static void run(const char *name, int (*fn)(void), int argc, char **argv)
+{
+	double t0 = now_s();
+	int i, r, selected = argc <= 2;
+
+	for (i = 2; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			selected = 1;
+	if (!selected)
+		return;
+	ntest++;
+	printf("# --- %s\n", name);
+	fflush(stdout);
+	r = fn();
+	if (r == 77) {
+		nskip++;
+		printf("ok %d %s # SKIP\n", ntest, name);
+	} else if (r) {
+		nfail++;
+		printf("not ok %d %s (%.1f s)\n", ntest, name, now_s() - t0);
+	} else {
+		npass++;
+		printf("ok %d %s (%.1f s)\n", ntest, name, now_s() - t0);
+	}
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	struct kstat ks;
+	const char *e;
+	int r;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s /path/cnbus_test.ko [test...]\n", argv[0]);
+		return 2;
+	}
+	test_ko = argv[1];
+	if ((e = getenv("CNBUS_BURST")))
+		burst_n = (unsigned int)strtoul(e, NULL, 0);
+	if ((e = getenv("CNBUS_ECHO")))
+		echo_n = (unsigned int)strtoul(e, NULL, 0);
+	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* Discovery: the unit comes from the generic netlink family. */
+	r = kstat_get(&ks);
+	if (r) {
+		printf("Bail out! cnbus generic netlink family not found (%d)\n", r);
+		return 1;
+	}
+	unit = (int)ks.unit;
+	r = reload_test_module("period_ms=10");
+	if (r) {
+		printf("Bail out! cannot load %s: %s\n", test_ko, strerror(-r));
+		return 1;
+	}
+
+	run("kmod_info", t_kmod_info, argc, argv);
+	run("echo", t_echo, argc, argv);
+	run("group_two_subscribers", t_group_two_subscribers, argc, argv);
+	run("unknown_id_refused", t_unknown_id_refused, argc, argv);
+	run("malformed_blaster", t_malformed_blaster, argc, argv);
+	run("cbus_timer_order", t_cbus_timer_order, argc, argv);
+	run("notify_add_remove", t_notify_add_remove, argc, argv);
+	run("notify_unprivileged", t_notify_unprivileged, argc, argv);
+	run("notify_bound", t_notify_bound, argc, argv);
+	if (!module_loaded("cnbus_test") || argc > 2)
+		reload_test_module("period_ms=0");
+	run("cbus_burst_process", t_cbus_burst_process, argc, argv);
+	run("cbus_burst_hardirq", t_cbus_burst_hardirq, argc, argv);
+	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
+	run("proc_events", t_proc_events, argc, argv);
+	run("unload_in_flight", t_unload_in_flight, argc, argv);
+
+	printf("VMTEST-SUMMARY pass=%d fail=%d skip=%d\n", npass, nfail, nskip);
+	return nfail ? 1 : 0;
+}

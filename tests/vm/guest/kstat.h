@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kstat.h - read cnbus.ko's generic netlink report (guest tests).
+ */
+#ifndef CNBUS_VM_KSTAT_H
+#define CNBUS_VM_KSTAT_H
+
+#include <stdint.h>
+
+#include <libcn/kmod_genl.h>
+
+#define KSTAT_MAX_CPUS 64
+#define KSTAT_MAX_CBS 64
+
+struct kstat_cpu {
+	uint32_t id;
+	uint64_t inserted, sent, sent_direct, dropped;
+	uint32_t queued;
+};
+
+struct kstat_cb {
+	uint32_t idx, val;
+	char name[32];
+};
+
+struct kstat {
+	uint32_t unit, groups, max_notify, notify_count, cbus_qlen;
+	char version[32];
+	uint64_t received, dispatched;
+	uint64_t refused[CNBUS_REFUSED_A_MAX + 1];
+	unsigned int ncpus;
+	struct kstat_cpu cpu[KSTAT_MAX_CPUS];
+	unsigned int ncbs;
+	struct kstat_cb cb[KSTAT_MAX_CBS];
+	/* sums over CPUs */
+	uint64_t inserted, sent, sent_direct, dropped, queued;
+};
+
+/* Query the "cnbus" family. Returns 0 or -errno. */
+int kstat_get(struct kstat *ks);
+
+/* Sum of all refusal counters. */
+uint64_t kstat_refused_total(const struct kstat *ks);
+
+#endif
