@@ -15,8 +15,6 @@ libdir=$(find "$prefix" -name libcn.pc -printf '%h\n' | head -n1)
 export PKG_CONFIG_PATH=$libdir
 libs_dir=$(dirname "$libdir")
 
-# The .pc file records the configured prefix; point it at the scratch one.
-sed -i "s|^prefix=.*|prefix=$prefix|; s|^libdir=.*|libdir=$libs_dir|; s|^includedir=.*|includedir=$prefix/include|" "$libdir/libcn.pc"
 
 cc -Wall -Werror "$src/tests/install/consumer.c" -o "$prefix/consumer" \
 	$(pkg-config --cflags --libs libcn) -Wl,-rpath,"$libs_dir"
