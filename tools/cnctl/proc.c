@@ -27,6 +27,7 @@
 #define PROC_BATCH 64			/* messages (and datagrams) per receive call */
 #define PROC_STDOUT_BUF (1u << 20)	/* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	/* wait for the kernel's LISTEN ack */
+#define PROC_FLUSH_MS 100		/* flush at least this often while events stream */
 #define PROC_RCVBUF_MAX (1ull << 30)
 
 static volatile sig_atomic_t stop_signal;
@@ -329,14 +330,21 @@ static void print_table(FILE *f, const struct cn_proc_event *ev, const struct pr
 	putc_unlocked('\n', f);
 }
 
-/* Flush stdout. Returns 0, 1 if the reader went away (EPIPE), -errno. */
+/* Flush stdout. Returns 0; 1 to stop quietly: the reader went away (EPIPE)
+ * or a stop signal interrupted a write blocked on a stalled reader; or -errno. */
 static int flush_out(void)
 {
-	if (fflush(stdout) == 0 && !ferror(stdout))
-		return 0;
-	if (errno == EPIPE)
-		return 1;
-	return -(errno ? errno : EIO);
+	for (;;) {
+		if (fflush(stdout) == 0 && !ferror(stdout))
+			return 0;
+		if (errno == EPIPE)
+			return 1;
+		if (errno != EINTR)
+			return -(errno ? errno : EIO);
+		if (stop_signal)
+			return 1;
+		clearerr(stdout); /* another signal: carry on writing */
+	}
 }
 
 static int64_t realtime_offset(void)
@@ -357,9 +365,11 @@ static void summary(struct cn_sock *s, const struct proc_state *st)
 	 * by cn_proc_recv, not those returned by cn_recv_batch. */
 	if (cn_proc_stats(s, &ps) < 0 || ps.lost < st->lost)
 		ps.lost = st->lost;
+	if (ps.overruns < st->overruns)
+		ps.overruns = st->overruns;
 	fprintf(stderr, "cnctl: %llu events printed, %llu lost (per-CPU gaps), %llu overruns\n",
 		(unsigned long long)st->printed, (unsigned long long)ps.lost,
-		(unsigned long long)(st->overruns + ps.overruns));
+		(unsigned long long)ps.overruns);
 }
 
 /* Handle one batch of messages. Returns 1 when --count is reached, else 0. */
@@ -417,10 +427,30 @@ static int wait_readable(int fd)
 	return r == -EINTR ? 0 : r;
 }
 
+/* Milliseconds on a cheap monotonic clock (vDSO, no system call). */
+static int64_t coarse_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The exit code after a final flush_out() result. */
+static int flushed(int r)
+{
+	if (r >= 0)
+		return CNCTL_EXIT_OK; /* written, or stopping quietly */
+	cnctl_err("write to stdout: %s", strerror(-r));
+	return CNCTL_EXIT_ERROR;
+}
+
 static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *st)
 {
 	struct cn_message msgs[PROC_BATCH];
+	int64_t last_flush = coarse_ms();
 	int fd = cn_fd(s);
+	int r;
 
 	if (!o->json)
 		print_header(stdout);
@@ -428,26 +458,34 @@ static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *
 		int n = cn_recv_batch(s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
 
 		if (n > 0) {
+			int64_t now;
+
 			if (handle_batch(s, msgs, n, o, st))
-				return flush_out() < 0 ? CNCTL_EXIT_ERROR : CNCTL_EXIT_OK;
-			if (ferror(stdout))
-				break;
+				return flushed(flush_out()); /* --count reached */
+			/* Under a sustained stream the socket never runs dry:
+			 * still hand the reader what we have every so often. */
+			now = coarse_ms();
+			if (now - last_flush >= PROC_FLUSH_MS || ferror(stdout)) {
+				r = flush_out();
+				if (r)
+					return flushed(r);
+				last_flush = now;
+			}
 			continue;
 		}
 		switch (n) {
-		case -EAGAIN: {
+		case -EAGAIN:
 			/* Nothing pending: let the reader see what we have. */
-			int r = flush_out();
-
+			r = flush_out();
 			if (r)
-				return r > 0 ? CNCTL_EXIT_OK : CNCTL_EXIT_ERROR;
+				return flushed(r);
 			r = wait_readable(fd);
+			last_flush = coarse_ms();
 			if (r < 0) {
 				cnctl_err("poll: %s", strerror(-r));
 				return CNCTL_EXIT_ERROR;
 			}
 			break;
-		}
 		case -EINTR:
 			break;
 		case -ENOBUFS:
@@ -464,17 +502,7 @@ static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *
 			return CNCTL_EXIT_ERROR;
 		}
 	}
-	/* Stopped by a signal, or a write failed. */
-	switch (flush_out()) {
-	case 0:
-	case 1:
-		return CNCTL_EXIT_OK;
-	default:
-		if (stop_signal && errno == EINTR)
-			return CNCTL_EXIT_OK; /* a blocked write interrupted on the way out */
-		cnctl_err("write to stdout: %s", strerror(errno));
-		return CNCTL_EXIT_ERROR;
-	}
+	return flushed(flush_out()); /* stopped by SIGINT or SIGTERM */
 }
 
 static int install_signals(void)

@@ -43,6 +43,12 @@ int cnctl_connector_err(const char *what, int err)
 		cnctl_err("no kernel connector (NETLINK_CONNECTOR unsupported): %s: %s", what,
 			  strerror(err));
 		return CNCTL_EXIT_NOCONN;
+	case ECONNREFUSED:
+		/* Nobody at the kernel's port: the connector lives in the
+		 * initial network namespace only. */
+		cnctl_err("no kernel connector (NETLINK_CONNECTOR unsupported in this network "
+			  "namespace): %s: %s", what, strerror(err));
+		return CNCTL_EXIT_NOCONN;
 	default:
 		cnctl_err("%s: %s", what, strerror(err));
 		return CNCTL_EXIT_ERROR;
