@@ -16,7 +16,8 @@
  *     0x999.0x999 is sent the same way (no callback: -ENODEV). The reply
  *     (seq, ack + 1) carries two __s32: both results.
  * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
- *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included).
+ *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included),
+ *     moving to the next online CPU at each tick.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -32,6 +33,7 @@
 #include <linux/mutex.h>
 #include <linux/cpu.h>
 #include <linux/smp.h>
+#include <linux/cpumask.h>
 
 #include "cnbus.h"
 
@@ -248,9 +250,14 @@ static void cnbus_test_timer_fn(struct timer_list *t)
 	if (!cnbus_insert(&m.msg, GFP_ATOMIC))
 		cnbus_test_counter++;
 
-	if (!READ_ONCE(cnbus_test_stopping))
-		mod_timer(&cnbus_test_timer,
-			  jiffies + msecs_to_jiffies(period_ms));
+	/* Next tick on the next online CPU, so every CPU inserts in turn. */
+	if (!READ_ONCE(cnbus_test_stopping)) {
+		cpu = cpumask_next(cpu, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first(cpu_online_mask);
+		cnbus_test_timer.expires = jiffies + msecs_to_jiffies(period_ms);
+		add_timer_on(&cnbus_test_timer, cpu);
+	}
 }
 
 static int __init cnbus_test_init(void)

@@ -7,7 +7,9 @@
  * argv[1]). Prints TAP-like lines ("ok N name", "not ok N name") and a final
  * "VMTEST-SUMMARY pass=P fail=F skip=S" line; exits 0 only if nothing failed.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -146,8 +148,11 @@ static int recv_id(struct cn_sock *s, uint32_t idx, uint32_t val, int timeout_ms
 
 /* ---------------------------------------------------------------------- */
 
+static int echo_round_trips(struct cn_sock *s, uint32_t val, unsigned int n);
+
 static int t_kmod_info(void)
 {
+	struct cn_sock *s = NULL;
 	struct kstat ks;
 	int rc = 0, r;
 	unsigned int i, found = 0;
@@ -165,7 +170,14 @@ static int t_kmod_info(void)
 			found++;
 	}
 	CHECK(found == 4, "found %u of the 4 test callbacks", found);
+	/* A socket on the unit kmod reports, found by libcn itself. */
+	s = cn_kmod_open(NULL);
+	CHECK(s, "cn_kmod_open: %s", strerror(errno));
+	CHECK(cn_unit(s) == unit, "cn_kmod_open unit %d", cn_unit(s));
+	r = echo_round_trips(s, T_ECHO_B, 10);
+	CHECK(r == 0, "echo over cn_kmod_open");
 out:
+	cn_close(s);
 	return rc;
 }
 
