@@ -11,11 +11,11 @@
 #include <stdio.h>
 
 /* Exit codes (documented in `cnctl --help`). */
-#define CNCTL_EXIT_OK 0		/* success, or stopped by SIGINT/SIGTERM or --count */
-#define CNCTL_EXIT_ERROR 1	/* runtime error */
-#define CNCTL_EXIT_USAGE 2	/* bad command line */
-#define CNCTL_EXIT_PERM 3	/* permission denied by the kernel */
-#define CNCTL_EXIT_NOCONN 4	/* the kernel has no (such) connector */
+#define CNCTL_EXIT_OK	  0 /* success, or stopped by SIGINT/SIGTERM or --count */
+#define CNCTL_EXIT_ERROR  1 /* runtime error */
+#define CNCTL_EXIT_USAGE  2 /* bad command line */
+#define CNCTL_EXIT_PERM	  3 /* permission denied by the kernel */
+#define CNCTL_EXIT_NOCONN 4 /* the kernel has no (such) connector */
 
 /* One subcommand: `cnctl NAME ARGS...` runs fn(argc, argv) with argv[0] == NAME. */
 struct cnctl_cmd {

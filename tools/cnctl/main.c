@@ -20,6 +20,7 @@ static const struct cnctl_cmd commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
+/* clang-format off */
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -41,6 +42,7 @@ static void usage(FILE *f)
 		"  3  permission denied by the kernel\n"
 		"  4  the kernel has no such connector\n");
 }
+/* clang-format on */
 
 static const struct cnctl_cmd *find_command(const char *name)
 {

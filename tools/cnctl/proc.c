@@ -24,11 +24,11 @@
 
 #include "common.h"
 
-#define PROC_BATCH 64			/* messages (and datagrams) per receive call */
-#define PROC_STDOUT_BUF (1u << 20)	/* stdout buffer: flushed when idle or full */
-#define PROC_LISTEN_TIMEOUT_MS 2000	/* wait for the kernel's LISTEN ack */
-#define PROC_FLUSH_MS 100		/* flush at least this often while events stream */
-#define PROC_RCVBUF_MAX (1ull << 30)
+#define PROC_BATCH	       64	  /* messages (and datagrams) per receive call */
+#define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
+#define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
+#define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
+#define PROC_RCVBUF_MAX	       (1ull << 30)
 
 static volatile sig_atomic_t stop_signal;
 
@@ -40,20 +40,21 @@ static void on_signal(int sig)
 struct proc_opts {
 	int json;
 	int quiet;
-	uint32_t mask;		/* 0: every event type */
-	const char *events;	/* as given, for messages */
-	uint64_t count;		/* 0: no limit */
-	int rcvbuf;		/* 0: libcn's default */
+	uint32_t mask;	    /* 0: every event type */
+	const char *events; /* as given, for messages */
+	uint64_t count;	    /* 0: no limit */
+	int rcvbuf;	    /* 0: libcn's default */
 };
 
 struct proc_state {
 	uint64_t printed;
-	uint64_t lost;		/* sum of per-CPU gaps reported */
-	uint64_t overruns;	/* -ENOBUFS returned by the receive calls */
+	uint64_t lost;	   /* sum of per-CPU gaps reported */
+	uint64_t overruns; /* -ENOBUFS returned by the receive calls */
 	uint64_t malformed;
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the table */
 };
 
+/* clang-format off */
 static void proc_usage(FILE *f)
 {
 	fprintf(f,
@@ -91,6 +92,7 @@ static void proc_usage(FILE *f)
 		"Exit status: 0 ok (also after SIGINT/SIGTERM or --count), 1 runtime error,\n"
 		"2 usage error, 3 permission denied, 4 no proc connector in the kernel.\n");
 }
+/* clang-format on */
 
 /* Find the first bad item of an --events list for the error message. */
 static void bad_events_item(const char *list, char *item, size_t size)
@@ -142,29 +144,31 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 
 				if (!optarg[0])
 					return cnctl_usage_err("proc", "invalid --events value '': "
-							       "empty list");
+								       "empty list");
 				bad_events_item(optarg, item, sizeof(item));
 				return cnctl_usage_err(
-					"proc",
-					"invalid --events value '%s': %s '%s' (known: fork, exec, uid, "
-					"gid, sid, ptrace, comm, coredump, exit, nonzero_exit, all)",
-					optarg, item[0] ? "unknown event type" : "empty item in",
-					item[0] ? item : optarg);
+				    "proc",
+				    "invalid --events value '%s': %s '%s' (known: fork, exec, uid, "
+				    "gid, sid, ptrace, comm, coredump, exit, nonzero_exit, all)",
+				    optarg, item[0] ? "unknown event type" : "empty item in",
+				    item[0] ? item : optarg);
 			}
 			break;
 		case 'n':
 			if (cnctl_parse_uint(optarg, 1, UINT64_MAX, &v) < 0)
 				return cnctl_usage_err("proc",
 						       "invalid --count value '%s': expected a "
-						       "positive integer", optarg);
+						       "positive integer",
+						       optarg);
 			o->count = v;
 			break;
 		case 'r':
 			if (cnctl_parse_size(optarg, 1, PROC_RCVBUF_MAX, &v) < 0)
-				return cnctl_usage_err("proc",
-						       "invalid --rcvbuf value '%s': expected bytes "
-						       "from 1 to 1G (suffix K, M or G allowed)",
-						       optarg);
+				return cnctl_usage_err(
+				    "proc",
+				    "invalid --rcvbuf value '%s': expected bytes "
+				    "from 1 to 1G (suffix K, M or G allowed)",
+				    optarg);
 			o->rcvbuf = (int)v;
 			break;
 		case 'h':
@@ -205,8 +209,9 @@ static void json_exit(FILE *f, const struct cn_proc_event *ev)
 	if (WIFEXITED(status)) {
 		fprintf(f, ",\"status\":\"exited\",\"exit_status\":%d", WEXITSTATUS(status));
 	} else if (WIFSIGNALED(status)) {
-		fprintf(f, ",\"status\":\"killed\",\"term_signal\":%d,\"term_signal_name\":\"%s\","
-			   "\"core_dumped\":%s",
+		fprintf(f,
+			",\"status\":\"killed\",\"term_signal\":%d,\"term_signal_name\":\"%s\","
+			"\"core_dumped\":%s",
 			WTERMSIG(status), signame(WTERMSIG(status), sb, sizeof(sb)),
 			WCOREDUMP(status) ? "true" : "false");
 	} else {
@@ -298,9 +303,9 @@ static void print_table(FILE *f, const struct cn_proc_event *ev, const struct pr
 			fprintf(f, " status=0x%x", ev->exit_code);
 		if ((int)ev->exit_signal != SIGCHLD)
 			fprintf(f, " exit_signal=%s",
-				(int)ev->exit_signal < 0 ? "none(thread)"
-							 : signame((int)ev->exit_signal, sb,
-								   sizeof(sb)));
+				(int)ev->exit_signal < 0
+				    ? "none(thread)"
+				    : signame((int)ev->exit_signal, sb, sizeof(sb)));
 		break;
 	case CN_PROC_UID:
 		fprintf(f, "  ruid=%u euid=%u", ev->ruid, ev->euid);
@@ -391,7 +396,8 @@ static int handle_batch(struct cn_sock *s, const struct cn_message *msgs, int n,
 		}
 		if (ev.lost_before) {
 			st->lost += ev.lost_before;
-			fprintf(stderr, "cnctl: lost %u events on cpu %u\n", ev.lost_before, ev.cpu);
+			fprintf(stderr, "cnctl: lost %u events on cpu %u\n", ev.lost_before,
+				ev.cpu);
 		}
 		if (r == 0)
 			continue;
@@ -570,11 +576,14 @@ int cnctl_proc(int argc, char **argv)
 		return ret;
 	}
 	st.realtime_offset_ns = realtime_offset();
-	if (!o.quiet)
-		cnctl_err("listening for proc events (%s%s)", o.mask ? o.events : "all",
-			  !o.mask || o.mask == CN_PROC_ALL ? ""
-			  : kf		  ? ", filtered in the kernel"
-					  : ", filtered in userspace");
+	if (!o.quiet) {
+		const char *how = "";
+
+		/* As libcn: every type (with or without nonzero_exit) is no filter. */
+		if ((o.mask | CN_PROC_NONZERO_EXIT) != CN_PROC_ALL && o.mask)
+			how = kf ? ", filtered in the kernel" : ", filtered in userspace";
+		cnctl_err("listening for proc events (%s%s)", o.mask ? o.events : "all", how);
+	}
 
 	ret = run(s, &o, &st);
 

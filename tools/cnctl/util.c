@@ -36,7 +36,8 @@ int cnctl_connector_err(const char *what, int err)
 	case EPERM:
 	case EACCES:
 		cnctl_err("permission denied: %s: %s (needs root or CAP_NET_ADMIN in the "
-			  "initial namespaces)", what, strerror(err));
+			  "initial namespaces)",
+			  what, strerror(err));
 		return CNCTL_EXIT_PERM;
 	case EPROTONOSUPPORT:
 	case EAFNOSUPPORT:
@@ -47,7 +48,8 @@ int cnctl_connector_err(const char *what, int err)
 		/* Nobody at the kernel's port: the connector lives in the
 		 * initial network namespace only. */
 		cnctl_err("no kernel connector (NETLINK_CONNECTOR unsupported in this network "
-			  "namespace): %s: %s", what, strerror(err));
+			  "namespace): %s: %s",
+			  what, strerror(err));
 		return CNCTL_EXIT_NOCONN;
 	default:
 		cnctl_err("%s: %s", what, strerror(err));

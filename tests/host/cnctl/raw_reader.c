@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 	}
 	send_op(fd, PROC_CN_MCAST_IGNORE, ack + 2);
 	close(fd);
-	printf("forks=%llu exits=%llu exit_status_sum=%llu lost=%llu overruns=%llu\n", forks,
-	       exits, sum, lost, overruns);
+	printf("forks=%llu exits=%llu exit_status_sum=%llu lost=%llu overruns=%llu\n", forks, exits,
+	       sum, lost, overruns);
 	return 0;
 }
