@@ -164,6 +164,8 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		r = cn__next_message(s, &m, 0);
 		if (r == 0)
 			cn__keep(s, &m);
+		else if (r == -ENOBUFS)
+			s->backlog.lost = 1; /* cn_recv reports it after the kept messages */
 		else if (r == -EAGAIN)
 			break;
 	}
