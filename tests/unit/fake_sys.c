@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* fake_sys.c - fake send/receive system calls (see fake_sys.h). */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "fake_sys.h"
+
+ssize_t __real_recvmsg(int fd, struct msghdr *msg, int flags);
+ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags);
+int __real_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+		    struct timespec *timeout);
+int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+		    struct timespec *timeout);
+ssize_t __real_sendmsg(int fd, const struct msghdr *msg, int flags);
+ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags);
+int __real_poll(struct pollfd *fds, nfds_t n, int timeout);
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
+int __real_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+
+struct fake_counts fake_calls;
+
+static struct fake_dgram queue[FAKE_QUEUE];
+static unsigned q_head, q_tail; /* queue[q_head..q_tail) */
+static struct fake_dgram later[FAKE_QUEUE];
+static unsigned l_head, l_tail;
+static struct fake_sent sent[FAKE_SENT_MAX];
+static unsigned nsent;
+static int send_err;
+static unsigned send_err_n;
+static fake_send_hook hook;
+static void *hook_arg;
+
+void fake_reset(void)
+{
+	q_head = q_tail = l_head = l_tail = 0;
+	nsent = 0;
+	send_err = 0;
+	send_err_n = 0;
+	hook = NULL;
+	hook_arg = NULL;
+	memset(&fake_calls, 0, sizeof(fake_calls));
+}
+
+static struct fake_dgram *slot(struct fake_dgram *q, unsigned *tail, uint32_t port)
+{
+	struct fake_dgram *d;
+
+	if (*tail >= FAKE_QUEUE)
+		abort();
+	d = &q[(*tail)++];
+	memset(d->data, 0, sizeof(d->data));
+	d->len = 0;
+	d->port = port;
+	d->groups = 0;
+	d->msg_flags = 0;
+	d->err = 0;
+	return d;
+}
+
+struct fake_dgram *fake_dgram(uint32_t port)
+{
+	return slot(queue, &q_tail, port);
+}
+
+struct fake_dgram *fake_dgram_later(uint32_t port)
+{
+	return slot(later, &l_tail, port);
+}
+
+void fake_error(int err)
+{
+	fake_dgram(0)->err = err;
+}
+
+unsigned fake_queued(void)
+{
+	return q_tail - q_head;
+}
+
+struct nlmsghdr *fake_add_nl(struct fake_dgram *d, uint16_t type, const void *payload, size_t len)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)(d->data + d->len);
+
+	if (d->len + NLMSG_SPACE(len) > sizeof(d->data))
+		abort();
+	memset(nlh, 0, NLMSG_SPACE(len));
+	nlh->nlmsg_len = (uint32_t)NLMSG_LENGTH(len);
+	nlh->nlmsg_type = type;
+	if (len)
+		memcpy(NLMSG_DATA(nlh), payload, len);
+	d->len += NLMSG_SPACE(len);
+	return nlh;
+}
+
+struct cn_msg *fake_add_cn(struct fake_dgram *d, uint32_t idx, uint32_t val, uint32_t seq,
+			   uint32_t ack, const void *payload, size_t len)
+{
+	uint8_t buf[sizeof(struct cn_msg) + FAKE_DGRAM_MAX];
+	struct cn_msg *m = (struct cn_msg *)buf;
+	struct nlmsghdr *nlh;
+
+	memset(m, 0, sizeof(*m));
+	m->id.idx = idx;
+	m->id.val = val;
+	m->seq = seq;
+	m->ack = ack;
+	m->len = (uint16_t)len;
+	if (len)
+		memcpy(m->data, payload, len);
+	nlh = fake_add_nl(d, NLMSG_DONE, m, sizeof(*m) + len);
+	return NLMSG_DATA(nlh);
+}
+
+void fake_add_nlerr(struct fake_dgram *d, int error)
+{
+	struct nlmsgerr e;
+
+	memset(&e, 0, sizeof(e));
+	e.error = error;
+	fake_add_nl(d, NLMSG_ERROR, &e, sizeof(e));
+}
+
+unsigned fake_sent_count(void)
+{
+	return nsent;
+}
+
+const struct fake_sent *fake_sent(unsigned i)
+{
+	return i < nsent ? &sent[i] : NULL;
+}
+
+const struct cn_msg *fake_sent_cn(unsigned i)
+{
+	const struct fake_sent *f = fake_sent(i);
+
+	return f ? (const struct cn_msg *)(f->data + NLMSG_HDRLEN) : NULL;
+}
+
+void fake_send_fail(int err, unsigned n)
+{
+	send_err = err;
+	send_err_n = n;
+}
+
+void fake_on_send(fake_send_hook fn, void *arg)
+{
+	hook = fn;
+	hook_arg = arg;
+}
+
+/* Copy datagram d into a msghdr as the kernel would. Returns bytes copied. */
+static size_t deliver(const struct fake_dgram *d, struct msghdr *msg)
+{
+	size_t room = msg->msg_iovlen ? msg->msg_iov[0].iov_len : 0;
+	size_t n = d->len < room ? d->len : room;
+
+	if (n)
+		memcpy(msg->msg_iov[0].iov_base, d->data, n);
+	msg->msg_flags = d->msg_flags | (d->len > room ? MSG_TRUNC : 0);
+	if (msg->msg_name && msg->msg_namelen >= sizeof(struct sockaddr_nl)) {
+		struct sockaddr_nl sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.nl_family = AF_NETLINK;
+		sa.nl_pid = d->port;
+		sa.nl_groups = d->groups;
+		memcpy(msg->msg_name, &sa, sizeof(sa));
+		msg->msg_namelen = sizeof(sa);
+	}
+	return n;
+}
+
+ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	const struct fake_dgram *d;
+
+	(void)fd;
+	(void)flags;
+	fake_calls.recvmsg++;
+	if (q_head == q_tail) {
+		errno = EAGAIN;
+		return -1;
+	}
+	d = &queue[q_head++];
+	if (d->err) {
+		errno = d->err;
+		return -1;
+	}
+	return (ssize_t)deliver(d, msg);
+}
+
+int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
+		    struct timespec *timeout)
+{
+	unsigned int n = 0;
+
+	(void)fd;
+	(void)flags;
+	(void)timeout;
+	fake_calls.recvmmsg++;
+	if (q_head == q_tail) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (queue[q_head].err) {
+		errno = queue[q_head++].err;
+		return -1;
+	}
+	/* Like the kernel: an error after some datagrams waits for the next call. */
+	while (n < vlen && q_head < q_tail && !queue[q_head].err) {
+		vec[n].msg_len = (unsigned int)deliver(&queue[q_head++], &vec[n].msg_hdr);
+		n++;
+	}
+	return (int)n;
+}
+
+ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct fake_sent *f;
+	size_t total = 0;
+
+	(void)fd;
+	(void)flags;
+	fake_calls.sendmsg++;
+	if (send_err_n) {
+		send_err_n--;
+		errno = send_err;
+		return -1;
+	}
+	if (nsent >= FAKE_SENT_MAX)
+		abort();
+	f = &sent[nsent++];
+	memset(f, 0, sizeof(*f));
+	for (size_t i = 0; i < msg->msg_iovlen; i++) {
+		if (total + msg->msg_iov[i].iov_len > sizeof(f->data))
+			abort();
+		if (msg->msg_iov[i].iov_len)
+			memcpy(f->data + total, msg->msg_iov[i].iov_base, msg->msg_iov[i].iov_len);
+		total += msg->msg_iov[i].iov_len;
+	}
+	f->len = total;
+	if (msg->msg_name && msg->msg_namelen >= sizeof(struct sockaddr_nl)) {
+		struct sockaddr_nl sa;
+
+		memcpy(&sa, msg->msg_name, sizeof(sa));
+		f->dst_port = sa.nl_pid;
+		f->has_name = 1;
+	}
+	if (hook && total >= NLMSG_HDRLEN + sizeof(struct cn_msg))
+		hook((const struct cn_msg *)(f->data + NLMSG_HDRLEN), f->dst_port, hook_arg);
+	return (ssize_t)total;
+}
+
+int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	(void)timeout;
+	fake_calls.poll++;
+	for (nfds_t i = 0; i < n; i++)
+		fds[i].revents = 0;
+	if (q_head == q_tail && l_head < l_tail) {
+		/* A datagram that arrives while libcn waits. */
+		struct fake_dgram *d = fake_dgram(0);
+		struct fake_dgram *l = &later[l_head++];
+
+		memcpy(d, l, sizeof(*d));
+	}
+	if (q_head == q_tail)
+		return 0; /* timed out */
+	for (nfds_t i = 0; i < n; i++)
+		fds[i].revents = fds[i].events & POLLIN;
+	return 1;
+}
+
+int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	if (level == SOL_NETLINK && name == NETLINK_ADD_MEMBERSHIP) {
+		fake_calls.join++;
+		return 0;
+	}
+	if (level == SOL_NETLINK && name == NETLINK_DROP_MEMBERSHIP) {
+		fake_calls.leave++;
+		return 0;
+	}
+	return __real_setsockopt(fd, level, name, val, len);
+}
+
+struct cn_sock *fake_open(uint32_t flags, uint32_t backlog)
+{
+	struct cn_open_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
+	o.flags = flags;
+	o.backlog = backlog;
+	fake_reset();
+	return cn_open(NETLINK_CONNECTOR, &o);
+}

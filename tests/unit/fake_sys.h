@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fake_sys.h - fake send/receive system calls for libcn unit tests.
+ *
+ * Tests linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=sendmsg,
+ * --wrap=poll,--wrap=setsockopt see libcn's calls land here:
+ *   - recvmsg/recvmmsg pop datagrams (or errors) queued with fake_dgram()
+ *     / fake_error(); an empty queue gives EAGAIN (a test never blocks);
+ *   - sendmsg records the bytes it was handed (fake_sent()) and may call a
+ *     responder hook that queues the kernel's answer;
+ *   - poll reports readable when the queue holds something, else moves one
+ *     "later" datagram into the queue (a reply that arrives while waiting),
+ *     else times out at once;
+ *   - setsockopt of SOL_NETLINK group membership is recorded and succeeds;
+ *     everything else goes to the real call.
+ */
+#ifndef FAKE_SYS_H
+#define FAKE_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+
+#include <libcn.h>
+
+#define FAKE_DGRAM_MAX 20000
+#define FAKE_QUEUE 64
+#define FAKE_SENT_MAX 16
+
+struct fake_dgram {
+	uint8_t data[FAKE_DGRAM_MAX] __attribute__((aligned(8)));
+	size_t len;
+	uint32_t port;	 /* sender's nl_pid */
+	uint32_t groups; /* nl_groups bit mask */
+	int msg_flags;	 /* extra msg_flags reported (e.g. MSG_TRUNC) */
+	int err;	 /* != 0: the receive call fails with this errno */
+};
+
+struct fake_sent {
+	uint8_t data[FAKE_DGRAM_MAX] __attribute__((aligned(8)));
+	size_t len;
+	uint32_t dst_port;
+	int has_name;
+};
+
+struct fake_counts {
+	unsigned recvmsg, recvmmsg, sendmsg, poll, join, leave;
+};
+
+extern struct fake_counts fake_calls;
+
+/* Forget every queued datagram, sent message, hook and counter. */
+void fake_reset(void);
+
+/* Queue a new, empty datagram from `port` (0: kernel) and return it. */
+struct fake_dgram *fake_dgram(uint32_t port);
+/* The same, but held back until libcn polls (a reply arriving later). */
+struct fake_dgram *fake_dgram_later(uint32_t port);
+/* Queue a failing receive (recvmsg/recvmmsg return -1 with errno err). */
+void fake_error(int err);
+/* Datagrams and errors still queued (not counting "later" ones). */
+unsigned fake_queued(void);
+
+/* Append a netlink message of `type` carrying `len` bytes of payload,
+ * padded to NLMSG_ALIGN. Returns a pointer to its nlmsghdr. */
+struct nlmsghdr *fake_add_nl(struct fake_dgram *d, uint16_t type, const void *payload, size_t len);
+/* Append a connector message (NLMSG_DONE + cn_msg + payload). Returns the
+ * cn_msg inside the datagram. */
+struct cn_msg *fake_add_cn(struct fake_dgram *d, uint32_t idx, uint32_t val, uint32_t seq,
+			   uint32_t ack, const void *payload, size_t len);
+/* Append an NLMSG_ERROR carrying `error` (0: an ack). */
+void fake_add_nlerr(struct fake_dgram *d, int error);
+
+/* Messages handed to sendmsg, oldest first. */
+unsigned fake_sent_count(void);
+const struct fake_sent *fake_sent(unsigned i);
+/* Make the next n sendmsg calls fail with errno err. */
+void fake_send_fail(int err, unsigned n);
+
+/* Called after each successful sendmsg with the cn_msg it carried. */
+typedef void (*fake_send_hook)(const struct cn_msg *sent, uint32_t dst_port, void *arg);
+void fake_on_send(fake_send_hook fn, void *arg);
+
+/* Open a socket on NETLINK_CONNECTOR with the given flags and backlog
+ * (0: default). Returns NULL (and the test should skip) if the machine has
+ * no netlink at all. */
+struct cn_sock *fake_open(uint32_t flags, uint32_t backlog);
+
+/* The cn_msg of sent message i (after its nlmsghdr). */
+const struct cn_msg *fake_sent_cn(unsigned i);
+
+#endif
