@@ -449,6 +449,44 @@ static void nonblocking_socket(void **state)
 	assert_int_equal(m.msg->seq, 1);
 }
 
+/* The opts.batch setting: with one slot, cn_recv_batch reads one datagram
+ * per call (recvmsg), with three, up to three (recvmmsg). */
+static void batch_option_slots(void **state)
+{
+	struct cn_open_opts o;
+	struct cn_message out[8];
+	struct cn_sock *s;
+
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__)
+	/* BUG: socket.c alloc_rx calls aligned_alloc(64, nslots * CN_SLOT_SIZE)
+	 * and CN_SLOT_SIZE (16484) is not a multiple of 64, so any opts.batch
+	 * that is not a multiple of 16 asks for a size that is not a multiple
+	 * of the alignment: AddressSanitizer aborts cn_open
+	 * ("invalid-aligned-alloc-alignment"); C11 leaves it undefined. Expected
+	 * cn_open to succeed, got an abort. */
+	skip();
+#endif
+	for (uint32_t slots = 1; slots <= 3; slots += 2) {
+		memset(&o, 0, sizeof(o));
+		o.sz = sizeof(o);
+		o.batch = slots;
+		fake_reset();
+		s = cn_open(NETLINK_CONNECTOR, &o);
+		assert_non_null(s);
+		for (uint32_t i = 1; i <= 4; i++)
+			add(fake_dgram(0), i, "x");
+		assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), (int)slots);
+		assert_int_equal(out[0].msg->seq, 1);
+		assert_int_equal(out[slots - 1].msg->seq, slots);
+		if (slots == 1)
+			assert_int_equal(fake_calls.recvmsg, 1);
+		else
+			assert_int_equal(fake_calls.recvmmsg, 1);
+		cn_close(s);
+	}
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -468,6 +506,7 @@ int main(void)
 		T(batch_malformed_and_foreign),
 		T(batch_deferred_error_reported_by_next_call),
 		T(nonblocking_socket),
+		cmocka_unit_test(batch_option_slots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,7 +62,7 @@ static void open_defaults(void **state)
 	memset(&o, 0, sizeof(o));
 	o.sz = sizeof(o);
 	o.flags = CN_OPEN_NONBLOCK | CN_OPEN_ANY_SENDER;
-	o.batch = 1;
+	o.batch = 16;
 	o.backlog = 16484;
 	s = open_opts(NETLINK_CONNECTOR, &o);
 	assert_non_null(s);
