@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	unsigned long long forks = 0, exits = 0, sum = 0, lost = 0, overruns = 0;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	struct sigaction sig;
-	int rcvbuf = 8 << 20, fd, group = CN_IDX_PROC, ready = 0, done = 0;
+	int rcvbuf = 8 << 20, fd, group = CN_IDX_PROC, ready = 0, done = 0, err;
 	uint32_t ack = 0;
 	pid_t parent = 0;
 
@@ -107,9 +107,11 @@ int main(int argc, char **argv)
 	}
 	if (getrandom(&ack, sizeof(ack), 0) != sizeof(ack))
 		ack = (uint32_t)getpid();
-	if (send_op(fd, PROC_CN_MCAST_LISTEN, ack) < 0) {
-		perror("raw_reader: send LISTEN");
-		return errno == EPERM || errno == EACCES ? 77 : 1;
+	err = -send_op(fd, PROC_CN_MCAST_LISTEN, ack);
+	if (err) {
+		fprintf(stderr, "raw_reader: send LISTEN: %s\n", strerror(err));
+		/* ECONNREFUSED: no connector in this network namespace. */
+		return err == EPERM || err == EACCES || err == ECONNREFUSED ? 77 : 1;
 	}
 
 	while (!stop && !done) {
