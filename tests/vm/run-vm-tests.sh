@@ -102,7 +102,7 @@ chmod 755 "$ROOT/init"
 (cd "$ROOT" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$WORK/initramfs.gz"
 
 # 4. Boot. TCG only: KVM does not work on these machines.
-APPEND="console=ttyS0 panic=-1 loglevel=4"
+APPEND="console=ttyS0 panic=-1 loglevel=4 slub_debug=FZP"
 [ -n "${CNBUS_BURST:-}" ] && APPEND="$APPEND cnbus.burst=$CNBUS_BURST"
 [ -n "$TESTS" ] && APPEND="$APPEND cnbus.tests=$(echo "$TESTS" | tr ' ' ,)"
 LOG="$WORK/console.log"
