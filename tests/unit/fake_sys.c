@@ -15,8 +15,8 @@ int __real_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		    struct timespec *timeout);
 ssize_t __real_sendmsg(int fd, const struct msghdr *msg, int flags);
+int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
 ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags);
-int __real_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __real_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
@@ -27,8 +27,10 @@ static struct fake_dgram queue[FAKE_QUEUE];
 static unsigned q_head, q_tail; /* queue[q_head..q_tail) */
 static struct fake_dgram later[FAKE_QUEUE];
 static unsigned l_head, l_tail;
-static struct fake_sent sent[FAKE_SENT_MAX];
+static struct fake_sent sent[FAKE_SENT_MAX]; /* ring */
+static struct cn_msg sent_hdr[FAKE_SENT_HDRS];
 static unsigned nsent;
+static unsigned mmsg_limit;
 static int send_err;
 static unsigned send_err_n;
 static fake_send_hook hook;
@@ -38,6 +40,7 @@ void fake_reset(void)
 {
 	q_head = q_tail = l_head = l_tail = 0;
 	nsent = 0;
+	mmsg_limit = 0;
 	send_err = 0;
 	send_err_n = 0;
 	hook = NULL;
@@ -49,8 +52,12 @@ static struct fake_dgram *slot(struct fake_dgram *q, unsigned *tail, uint32_t po
 {
 	struct fake_dgram *d;
 
+	if (q == queue && q_head == q_tail)
+		q_head = q_tail = 0; /* drained: start over */
+	if (q == later && l_head == l_tail)
+		l_head = l_tail = 0;
 	if (*tail >= FAKE_QUEUE)
-		abort();
+		abort(); /* a test queued too much */
 	d = &q[(*tail)++];
 	memset(d->data, 0, sizeof(d->data));
 	d->len = 0;
@@ -131,7 +138,17 @@ unsigned fake_sent_count(void)
 
 const struct fake_sent *fake_sent(unsigned i)
 {
-	return i < nsent ? &sent[i] : NULL;
+	return i < nsent && i + FAKE_SENT_MAX >= nsent ? &sent[i % FAKE_SENT_MAX] : NULL;
+}
+
+const struct cn_msg *fake_sent_hdr(unsigned i)
+{
+	return i < nsent && i < FAKE_SENT_HDRS ? &sent_hdr[i] : NULL;
+}
+
+void fake_sendmmsg_limit(unsigned n)
+{
+	mmsg_limit = n;
 }
 
 const struct cn_msg *fake_sent_cn(unsigned i)
@@ -219,22 +236,12 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 	return (int)n;
 }
 
-ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags)
+/* Record one outgoing message; returns its length. */
+static size_t record(const struct msghdr *msg)
 {
-	struct fake_sent *f;
+	struct fake_sent *f = &sent[nsent % FAKE_SENT_MAX];
 	size_t total = 0;
 
-	(void)fd;
-	(void)flags;
-	fake_calls.sendmsg++;
-	if (send_err_n) {
-		send_err_n--;
-		errno = send_err;
-		return -1;
-	}
-	if (nsent >= FAKE_SENT_MAX)
-		abort();
-	f = &sent[nsent++];
 	memset(f, 0, sizeof(*f));
 	for (size_t i = 0; i < msg->msg_iovlen; i++) {
 		if (total + msg->msg_iov[i].iov_len > sizeof(f->data))
@@ -251,9 +258,44 @@ ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags)
 		f->dst_port = sa.nl_pid;
 		f->has_name = 1;
 	}
+	if (nsent < FAKE_SENT_HDRS && total >= NLMSG_HDRLEN + sizeof(struct cn_msg))
+		memcpy(&sent_hdr[nsent], f->data + NLMSG_HDRLEN, sizeof(struct cn_msg));
+	nsent++;
 	if (hook && total >= NLMSG_HDRLEN + sizeof(struct cn_msg))
 		hook((const struct cn_msg *)(f->data + NLMSG_HDRLEN), f->dst_port, hook_arg);
-	return (ssize_t)total;
+	return total;
+}
+
+ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	(void)fd;
+	(void)flags;
+	fake_calls.sendmsg++;
+	if (send_err_n) {
+		send_err_n--;
+		errno = send_err;
+		return -1;
+	}
+	return (ssize_t)record(msg);
+}
+
+int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)
+{
+	unsigned int n = vlen;
+
+	(void)fd;
+	(void)flags;
+	fake_calls.sendmmsg++;
+	if (send_err_n) {
+		send_err_n--;
+		errno = send_err;
+		return -1;
+	}
+	if (mmsg_limit && n > mmsg_limit)
+		n = mmsg_limit;
+	for (unsigned int i = 0; i < n; i++)
+		vec[i].msg_len = (unsigned int)record(&vec[i].msg_hdr);
+	return (int)n;
 }
 
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)

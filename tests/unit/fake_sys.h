@@ -3,11 +3,11 @@
  * fake_sys.h - fake send/receive system calls for libcn unit tests.
  *
  * Tests linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=sendmsg,
- * --wrap=poll,--wrap=setsockopt see libcn's calls land here:
+ * --wrap=sendmmsg,--wrap=poll,--wrap=setsockopt see libcn's calls land here:
  *   - recvmsg/recvmmsg pop datagrams (or errors) queued with fake_dgram()
  *     / fake_error(); an empty queue gives EAGAIN (a test never blocks);
- *   - sendmsg records the bytes it was handed (fake_sent()) and may call a
- *     responder hook that queues the kernel's answer;
+ *   - sendmsg and sendmmsg record the bytes handed to them (fake_sent())
+ *     and may call a responder hook that queues the kernel's answer;
  *   - poll reports readable when the queue holds something, else moves one
  *     "later" datagram into the queue (a reply that arrives while waiting),
  *     else times out at once;
@@ -26,7 +26,8 @@
 
 #define FAKE_DGRAM_MAX 20000
 #define FAKE_QUEUE 64
-#define FAKE_SENT_MAX 16
+#define FAKE_SENT_MAX 64	  /* full copies kept of the last sends */
+#define FAKE_SENT_HDRS 4096 /* cn_msg headers kept of all sends */
 
 struct fake_dgram {
 	uint8_t data[FAKE_DGRAM_MAX] __attribute__((aligned(8)));
@@ -45,7 +46,7 @@ struct fake_sent {
 };
 
 struct fake_counts {
-	unsigned recvmsg, recvmmsg, sendmsg, poll, join, leave;
+	unsigned recvmsg, recvmmsg, sendmsg, sendmmsg, poll, join, leave;
 };
 
 extern struct fake_counts fake_calls;
@@ -72,11 +73,16 @@ struct cn_msg *fake_add_cn(struct fake_dgram *d, uint32_t idx, uint32_t val, uin
 /* Append an NLMSG_ERROR carrying `error` (0: an ack). */
 void fake_add_nlerr(struct fake_dgram *d, int error);
 
-/* Messages handed to sendmsg, oldest first. */
+/* Messages handed to sendmsg/sendmmsg, oldest first. fake_sent(i) holds
+ * the full bytes of the last FAKE_SENT_MAX only (NULL for older ones);
+ * fake_sent_hdr(i) the cn_msg header of any of the first FAKE_SENT_HDRS. */
 unsigned fake_sent_count(void);
 const struct fake_sent *fake_sent(unsigned i);
-/* Make the next n sendmsg calls fail with errno err. */
+const struct cn_msg *fake_sent_hdr(unsigned i);
+/* Make the next n sendmsg/sendmmsg calls fail with errno err. */
 void fake_send_fail(int err, unsigned n);
+/* Make each sendmmsg call accept at most n messages (0: no limit). */
+void fake_sendmmsg_limit(unsigned n);
 
 /* Called after each successful sendmsg with the cn_msg it carried. */
 typedef void (*fake_send_hook)(const struct cn_msg *sent, uint32_t dst_port, void *arg);

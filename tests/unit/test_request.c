@@ -419,6 +419,38 @@ static void backlog_overflow_batch(void **state)
 	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
+/* Unread messages are saved before the request; an overrun met while
+ * reading on to save them is reported after them, not dropped. */
+static void respond_simple(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	fake_add_cn(fake_dgram(0), req->id.idx, req->id.val, req->seq, req->ack + 1, NULL, 0);
+}
+
+static void request_overrun_while_saving(void **state)
+{
+	struct cn_sock *s = sock(state);
+	union buf u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	struct cn_message reply, m;
+	struct fake_dgram *d = fake_dgram(0);
+
+	add_unrelated(d, 1);
+	add_unrelated(d, 2);
+	recv_unrelated(s, 1);
+	fake_error(ENOBUFS);
+	fake_on_send(respond_simple, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
+	assert_int_equal(reply.msg->ack, req->ack + 1);
+	recv_unrelated(s, 2);
+	errno = 0;
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -ENOBUFS);
+	assert_int_equal(errno, ENOBUFS);
+	assert_int_equal(stats(s).overruns, 1);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
 static void request_bad_args(void **state)
 {
 	struct cn_sock *s = sock(state);
@@ -461,6 +493,7 @@ int main(void)
 		T(request_keep_seq_ack),
 		cmocka_unit_test_setup_teardown(backlog_overflow, setup_small, teardown),
 		cmocka_unit_test_setup_teardown(backlog_overflow_batch, setup_small, teardown),
+		T(request_overrun_while_saving),
 		T(request_bad_args),
 	};
 
