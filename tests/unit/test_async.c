@@ -286,8 +286,11 @@ static void many_in_flight_shuffled(void **state)
 		cookies[i] = 0x100000000ull + i;
 		order[i] = i;
 		done[i] = 0;
-		/* clustered acks: many land in the same probe runs */
-		reqs[i]->ack = (i % 7) * 0x10000u + i / 7;
+		/* Colliding acks: the table for capacity 2000 has 4096 slots,
+		 * and acks that differ by a multiple of 4096 hash to the same
+		 * home slot, so ten groups of 100 requests make long,
+		 * overlapping probe runs. */
+		reqs[i]->ack = (i % 10) * 3 + (i / 10) * 4096u;
 	}
 	srand(12345);
 	for (i = n - 1; i > 0; i--) {
@@ -326,6 +329,51 @@ static void many_in_flight_shuffled(void **state)
 	assert_int_equal(got, n);
 	assert_int_equal(cn_async_inflight(s), 0);
 	assert_int_equal(cn_pending(s), 0);
+}
+
+/* Half of many colliding requests are answered, the rest time out: each
+ * cookie completes exactly once, whether by reply or by expiry. */
+static void replies_and_expiry_mixed(void **state)
+{
+	struct cn_sock *s = sock(state);
+	static uint64_t cookies[MAXREQ];
+	static unsigned char done[MAXREQ];
+	struct cn_completion c[64];
+	const unsigned n = 600;
+	unsigned got = 0, replied = 0, expired = 0;
+
+	make_reqs(n);
+	for (unsigned i = 0; i < n; i++) {
+		cookies[i] = i;
+		done[i] = 0;
+		reqs[i]->ack = (i % 6) * 5 + (i / 6) * 2048u; /* capacity 1000: 2048 slots */
+	}
+	assert_int_equal(cn_async_init(s, 1000, CN_MATCH_STRICT, 30), 0);
+	assert_int_equal(cn_async_send(s, reqs, cookies, n, CN_SEND_KEEP_ACK), (int)n);
+	for (unsigned i = 0; i < n; i += 2) {
+		if (fake_queued() >= FAKE_QUEUE - 1)
+			break;
+		reply_to(NULL, (i * 7) % n, 0); /* a scattered even-ish subset */
+	}
+	while (got < n) {
+		int r = cn_async_complete(s, c, 64, 5000);
+
+		assert_true(r > 0);
+		for (int j = 0; j < r; j++) {
+			assert_true(c[j].cookie < n);
+			assert_int_equal(done[c[j].cookie], 0);
+			done[c[j].cookie] = 1;
+			if (c[j].status == 0)
+				replied++;
+			else
+				assert_int_equal(c[j].status, -ETIMEDOUT), expired++;
+		}
+		got += (unsigned)r;
+	}
+	assert_int_equal(got, n);
+	assert_true(replied > 0);
+	assert_int_equal(replied + expired, n);
+	assert_int_equal(cn_async_inflight(s), 0);
 }
 
 /* cn_async_send: "with as few system calls as possible". Eight requests
@@ -399,6 +447,7 @@ int main(void)
 		T(partial_and_failed_send),
 		T(overrun_while_completing),
 		T(many_in_flight_shuffled),
+		T(replies_and_expiry_mixed),
 		T(send_fills_capacity_in_one_syscall),
 		T(bad_args),
 	};

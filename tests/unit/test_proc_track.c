@@ -220,6 +220,71 @@ static void two_cpus_interleaved_no_false_loss(void **state)
 	assert_int_equal(pstats(s).lost, 2);
 }
 
+static void unknown_cpu_and_backwards_seq(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0); /* seq 10 */
+	/* a CPU number beyond what this machine has: decoded, not tracked */
+	kseq[3] = 7;
+	{
+		struct proc_event pe;
+
+		memset(&pe, 0, sizeof(pe));
+		pe.what = PROC_EVENT_EXEC;
+		pe.cpu = (uint32_t)ncpu + 1000;
+		fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, 5, 0, &pe, sizeof(pe));
+		fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, 50, 0, &pe, sizeof(pe));
+	}
+	/* CPU 0's counter going backwards (seq 3 after 10): resynchronise,
+	 * count nothing; then 4 follows 3 with no gap */
+	kseq[0] = 3;
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 1, 0);
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 2, 0);
+
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 10);
+	next_event(s, &ev);
+	assert_int_equal(ev.cpu, (uint32_t)ncpu + 1000);
+	assert_int_equal(ev.lost_before, 0);
+	next_event(s, &ev);
+	assert_int_equal(ev.lost_before, 0);
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 3);
+	assert_int_equal(ev.lost_before, 0);
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 4);
+	assert_int_equal(ev.lost_before, 0);
+	assert_int_equal(pstats(s).lost, 0);
+}
+
+static void seq_wraparound_is_not_loss(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	kseq[0] = 0xfffffffeu;
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0); /* 0xfffffffe */
+	event(NULL, 0, PROC_EVENT_FORK, 0, 2, 0); /* 0xffffffff */
+	event(NULL, 0, PROC_EVENT_FORK, 0, 3, 0); /* 0 */
+	event(NULL, 0, PROC_EVENT_FORK, 1, 4, 0); /* 2: one lost across the wrap */
+	for (int i = 0; i < 3; i++) {
+		next_event(s, &ev);
+		assert_int_equal(ev.lost_before, 0);
+	}
+	assert_int_equal(ev.seq, 0);
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 2);
+	/* (the listen ack had seq 9: 0xfffffffe after it reads as a counter
+	 * going backwards, so tracking resynchronised there, counting 0) */
+	assert_int_equal(ev.lost_before, 1);
+	assert_int_equal(pstats(s).lost, 1);
+}
+
 static void handle_skips_other_ids(void **state)
 {
 	struct cn_sock *s = sock(state);
@@ -436,6 +501,8 @@ int main(void)
 		T(listen_sends_op_and_waits_for_ack),
 		T(gap_in_one_cpu_is_loss),
 		T(two_cpus_interleaved_no_false_loss),
+		T(unknown_cpu_and_backwards_seq),
+		T(seq_wraparound_is_not_loss),
 		T(handle_skips_other_ids),
 		T(proc_recv_reports_loss_and_overrun),
 		T(proc_recv_other_id_does_not_repeat_loss),
