@@ -25,6 +25,7 @@
 #include <linux/netdevice.h>
 #include <linux/preempt.h>
 #include <linux/hardirq.h>
+#include <linux/delay.h>
 #include <net/netlink.h>
 
 #include "cnbus_internal.h"
@@ -43,6 +44,11 @@ struct cnbus_cbus_cpu {
 	u64 sent_direct;
 	u64 dropped;
 };
+
+static unsigned int cbus_worker_delay_us;
+module_param(cbus_worker_delay_us, uint, 0444);
+MODULE_PARM_DESC(cbus_worker_delay_us,
+		 "testing only: the CBUS worker sleeps this long before each send (default 0)");
 
 static DEFINE_PER_CPU(struct cnbus_cbus_cpu, cnbus_cbus_cpus);
 static struct workqueue_struct *cnbus_cbus_wq;
@@ -78,6 +84,9 @@ static void cnbus_cbus_work(struct work_struct *work)
 		sent = 0;
 		dropped = 0;
 		while ((skb = __skb_dequeue(&batch))) {
+			if (unlikely(cbus_worker_delay_us))
+				usleep_range(cbus_worker_delay_us,
+					     cbus_worker_delay_us + 100);
 			if (cnbus_cbus_xmit(skb, GFP_KERNEL))
 				sent++;
 			else
@@ -197,15 +206,17 @@ int cnbus_cbus_init(void)
 
 void cnbus_cbus_exit(void)
 {
+	u64 inserted = 0, sent = 0, direct = 0, dropped = 0;
+	unsigned int cpu, pending = 0;
 	struct sk_buff *skb;
 	unsigned long flags;
-	unsigned int cpu;
 
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
 		spin_lock_irqsave(&q->lock, flags);
 		q->shutdown = true;
+		pending += skb_queue_len(&q->queue);
 		spin_unlock_irqrestore(&q->lock, flags);
 	}
 	/* From here on the queues only shrink. */
@@ -234,4 +245,16 @@ void cnbus_cbus_exit(void)
 		}
 	}
 	destroy_workqueue(cnbus_cbus_wq);
+
+	for_each_possible_cpu(cpu) {
+		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
+
+		WARN_ON_ONCE(!skb_queue_empty(&q->queue));
+		inserted += q->inserted;
+		sent += q->sent;
+		direct += q->sent_direct;
+		dropped += q->dropped;
+	}
+	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu sent_direct %llu dropped %llu\n",
+		pending, inserted, sent, direct, dropped);
 }

@@ -134,7 +134,19 @@ if [ -n "$BAD$PANIC" ]; then
 	printf '%s\n%s\n' "$BAD" "$PANIC" | sed '/^$/d'
 	FAIL=1
 fi
-grep -E 'cnbus' "$WORK/dmesg.txt" | sed 's/^/# dmesg: /' || true
+# Every unload reports its CBUS totals: they must add up.
+ACCT=$(sed -n 's/.*cbus: \([0-9]*\) queued at unload, drained; inserted \([0-9]*\) sent \([0-9]*\) sent_direct \([0-9]*\) dropped \([0-9]*\).*/\1 \2 \3 \4 \5/p' "$WORK/dmesg.txt")
+[ -n "$ACCT" ] || { echo "FAIL: no CBUS totals at unload in the kernel log"; FAIL=1; }
+echo "$ACCT" | while read -r q i s d x; do
+	[ -n "$i" ] || continue
+	if [ "$i" -eq $((s + d + x)) ]; then
+		echo "ok - cnbus unload: $q queued messages drained; inserted $i = sent $s + direct $d + dropped $x"
+	else
+		echo "not ok - cnbus unload: inserted $i != sent $s + direct $d + dropped $x"
+	fi
+done | tee "$WORK/acct.txt"
+grep -q '^not ok' "$WORK/acct.txt" && FAIL=1
+grep -E 'cnbus' "$WORK/dmesg.txt" | grep -v 'cnbus_test: \(un\)\?loaded' | sed 's/^/# dmesg: /' || true
 echo "== $OK ok, $NOTOK not ok; kernel log $( [ -n "$BAD$PANIC" ] && echo dirty || echo clean )"
 if [ "$FAIL" != 0 ]; then
 	echo "== console log kept in $LOG"

@@ -4,7 +4,8 @@
  * run as root inside the VM (tests/vm/run-vm-tests.sh).
  *
  * Expects cnbus.ko loaded; loads and unloads cnbus_test.ko itself (path in
- * argv[1]). Prints TAP-like lines ("ok N name", "not ok N name") and a final
+ * argv[1]); the last test (unload_cnbus_in_flight) unloads cnbus.ko too.
+ * Prints TAP-like lines ("ok N name", "not ok N name") and a final
  * "VMTEST-SUMMARY pass=P fail=F skip=S" line; exits 0 only if nothing failed.
  */
 #ifndef _GNU_SOURCE
@@ -992,6 +993,73 @@ out:
 	return rc;
 }
 
+static int read_refcnt(const char *name)
+{
+	char path[128], buf[32];
+	FILE *f;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f))
+		n = atoi(buf);
+	fclose(f);
+	return n;
+}
+
+/*
+ * Last test: a burst fills the CBUS queues (a subscriber slows delivery),
+ * cnbus_test is unloaded while it runs, then cnbus itself is unloaded at
+ * once: its exit must refuse new inserts and drain every queue (dmesg shows
+ * how many were still queued). Afterwards cnbus is gone.
+ */
+static int t_unload_cnbus_in_flight(void)
+{
+	int ready[2], rc = 0, r, status, refcnt;
+	struct kstat k;
+	pid_t kid;
+	char c;
+
+	r = reload_test_module("period_ms=1");
+	CHECK(r == 0, "load cnbus_test: %d", r);
+	CHECK(pipe(ready) == 0, "pipe");
+	kid = fork();
+	CHECK(kid >= 0, "fork");
+	if (!kid) {
+		struct cn_sock *s = open_sock(0, 0), *l = open_sock(CN_OPEN_NONBLOCK, 0);
+		unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
+		struct burst_req req = { .count = 20000 };
+		struct cn_msg *m;
+
+		close(ready[0]);
+		if (!s || !l || cn_set_rcvbuf(l, 64 << 20) < 0 || cn_join(l, T_IDX))
+			_exit(1);
+		if (write(ready[1], "b", 1) != 1)
+			_exit(2);
+		m = cn_msg_init(buf, sizeof(buf), T_IDX, T_BURST, &req, sizeof(req));
+		cn_send(s, m, 0); /* the burst runs in this process */
+		_exit(0);	  /* closes both sockets */
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &c, 1) == 1, "child not ready");
+	close(ready[0]);
+	r = mod_unload("cnbus_test");
+	CHECK(r == 0, "unload cnbus_test: %d", r);
+	CHECK(waitpid(kid, &status, 0) == kid, "waitpid");
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
+	CHECK(kstat_get(&k) == 0, "kstat");
+	refcnt = read_refcnt("cnbus");
+	info("before unloading cnbus: %" PRIu64 " queued, refcnt %d", k.queued, refcnt);
+	CHECK(refcnt == 0, "cnbus refcnt %d", refcnt);
+	r = mod_unload("cnbus");
+	CHECK(r == 0, "unload cnbus: %d", r);
+	CHECK(!module_loaded("cnbus"), "cnbus still loaded");
+out:
+	return rc;
+}
+
 static void run(const char *name, int (*fn)(void), int argc, char **argv)
 {
 	double t0 = now_s();
@@ -1066,6 +1134,7 @@ int main(int argc, char **argv)
 	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
 	run("unload_in_flight", t_unload_in_flight, argc, argv);
+	run("unload_cnbus_in_flight", t_unload_cnbus_in_flight, argc, argv);
 
 	printf("VMTEST-SUMMARY pass=%d fail=%d skip=%d\n", npass, nfail, nskip);
 	return nfail ? 1 : 0;
