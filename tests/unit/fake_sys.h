@@ -25,8 +25,8 @@
 #include <libcn.h>
 
 #define FAKE_DGRAM_MAX 20000
-#define FAKE_QUEUE 64
-#define FAKE_SENT_MAX 64	  /* full copies kept of the last sends */
+#define FAKE_QUEUE     64
+#define FAKE_SENT_MAX  64   /* full copies kept of the last sends */
 #define FAKE_SENT_HDRS 4096 /* cn_msg headers kept of all sends */
 
 struct fake_dgram {

@@ -404,11 +404,11 @@ static void bad_args(void **state)
 	struct cn_completion c[2];
 
 	make_reqs(2);
-#define EINVAL_CALL(call)                          \
-	do {                                       \
-		errno = 0;                         \
-		assert_int_equal((call), -EINVAL); \
-		assert_int_equal(errno, EINVAL);   \
+#define EINVAL_CALL(call)                                                                          \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		assert_int_equal((call), -EINVAL);                                                 \
+		assert_int_equal(errno, EINVAL);                                                   \
 	} while (0)
 	/* not initialised */
 	EINVAL_CALL(cn_async_send(s, reqs, NULL, 1, 0));

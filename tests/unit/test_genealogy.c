@@ -173,9 +173,9 @@ static void msg_init_errors(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(strict_policy),	  cmocka_unit_test(ack_only_policy),
-		cmocka_unit_test(ack_wraparound),	  cmocka_unit_test(is_reply_null),
-		cmocka_unit_test(msg_init_sizes),	  cmocka_unit_test(msg_init_errors),
+		cmocka_unit_test(strict_policy),  cmocka_unit_test(ack_only_policy),
+		cmocka_unit_test(ack_wraparound), cmocka_unit_test(is_reply_null),
+		cmocka_unit_test(msg_init_sizes), cmocka_unit_test(msg_init_errors),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

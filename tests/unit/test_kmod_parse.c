@@ -27,8 +27,8 @@ static struct nl_msg *start(uint8_t cmd)
 	struct nl_msg *msg = nlmsg_alloc_size(256 * 1024);
 
 	assert_non_null(msg);
-	assert_non_null(genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 0x20, 0, 0, cmd,
-				    CNBUS_GENL_VERSION));
+	assert_non_null(
+	    genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, 0x20, 0, 0, cmd, CNBUS_GENL_VERSION));
 	return msg;
 }
 

@@ -109,8 +109,8 @@ static void build_single_and_max(void **state)
 	m = cn_notify_build(&u, sizeof(u), many, CN_NOTIFY_MAX_RANGES - 1, many, 1, 3);
 	assert_non_null(m);
 	assert_int_equal(m->len, 16 + CN_NOTIFY_MAX_RANGES * 8);
-	assert_int_equal(rd32(m->data, 16 + 62 * 8), 620);	  /* last idx range */
-	assert_int_equal(rd32(m->data, 16 + 63 * 8), 0);	  /* the one val range */
+	assert_int_equal(rd32(m->data, 16 + 62 * 8), 620); /* last idx range */
+	assert_int_equal(rd32(m->data, 16 + 63 * 8), 0);   /* the one val range */
 	assert_int_equal(rd32(m->data, 16 + 63 * 8 + 4), 1);
 	assert_int_equal(cn_notify_validate(m->data, m->len), 0);
 }
@@ -193,26 +193,26 @@ static void validate(void **state)
 	c.group = 0; /* a removal is well-formed too */
 	assert_int_equal(cn_notify_validate(&c, full), 0);
 
-	expect_invalid(&c, full - 1);	 /* payload shorter than ctl.len says */
-	expect_invalid(&c, 15);		 /* not even a header */
+	expect_invalid(&c, full - 1); /* payload shorter than ctl.len says */
+	expect_invalid(&c, 15);	      /* not even a header */
 	expect_invalid(&c, 0);
 	c = good_ctl();
-	c.idx_num = 0, c.val_num = 4;	 /* no idx range */
+	c.idx_num = 0, c.val_num = 4; /* no idx range */
 	expect_invalid(&c, full);
 	c = good_ctl();
-	c.idx_num = 4, c.val_num = 0;	 /* no val range */
+	c.idx_num = 4, c.val_num = 0; /* no val range */
 	expect_invalid(&c, full);
 	c = good_ctl();
-	c.len = 3 * 8;			 /* len disagrees with the counts */
+	c.len = 3 * 8; /* len disagrees with the counts */
 	expect_invalid(&c, full);
 	c = good_ctl();
 	c.len = 5 * 8;
 	expect_invalid(&c, full);
 	c = good_ctl();
-	c.idx_num = 3;			 /* counts disagree with len */
+	c.idx_num = 3; /* counts disagree with len */
 	expect_invalid(&c, full);
 	c = good_ctl();
-	c.idx_num = 64, c.val_num = 1;	 /* too many ranges */
+	c.idx_num = 64, c.val_num = 1; /* too many ranges */
 	c.len = 65 * 8;
 	expect_invalid(&c, full);
 	c = good_ctl();

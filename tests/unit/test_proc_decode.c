@@ -21,12 +21,12 @@
 #define CN_OFF_SEQ 8
 #define CN_OFF_ACK 12
 #define CN_OFF_LEN 16
-#define CN_HDR 20
-#define PE_WHAT 0
-#define PE_CPU 4
-#define PE_TS 8
-#define PE_DATA 16
-#define PE_SIZE 40 /* what, cpu, timestamp, the 24-byte union */
+#define CN_HDR	   20
+#define PE_WHAT	   0
+#define PE_CPU	   4
+#define PE_TS	   8
+#define PE_DATA	   16
+#define PE_SIZE	   40 /* what, cpu, timestamp, the 24-byte union */
 
 struct raw {
 	/* 8-aligned storage; the message is placed at `shift` into it */
@@ -425,7 +425,7 @@ static void parse_mask(void **state)
 	expect_mask("fork,fork", CN_PROC_FORK);
 	expect_mask("exec,uid,gid,sid,ptrace,comm,coredump",
 		    CN_PROC_EXEC | CN_PROC_UID | CN_PROC_GID | CN_PROC_SID | CN_PROC_PTRACE |
-			    CN_PROC_COMM | CN_PROC_COREDUMP);
+			CN_PROC_COMM | CN_PROC_COREDUMP);
 	expect_mask("all", CN_PROC_ALL);
 	expect_mask("fork,all", CN_PROC_ALL);
 	expect_mask("nonzero_exit", CN_PROC_NONZERO_EXIT);

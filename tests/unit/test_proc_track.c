@@ -51,7 +51,8 @@ static void event(struct fake_dgram *d, uint32_t cpu, uint32_t what, uint32_t sk
 		break;
 	}
 	kseq[cpu] += skip;
-	fake_add_cn(d ? d : fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq[cpu]++, 0, &pe, sizeof(pe));
+	fake_add_cn(d ? d : fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq[cpu]++, 0, &pe,
+		    sizeof(pe));
 }
 
 /* The kernel's answer to LISTEN: an ack from CPU 0 with ack + 1 and that
@@ -158,10 +159,10 @@ static void gap_in_one_cpu_is_loss(void **state)
 	struct cn_proc_event ev;
 
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
-	event(NULL, 0, PROC_EVENT_FORK, 0, 100, 0);	/* seq 10 */
-	event(NULL, 0, PROC_EVENT_EXEC, 0, 100, 0);	/* seq 11 */
-	event(NULL, 0, PROC_EVENT_EXIT, 1, 100, 0);	/* seq 13: 12 lost */
-	event(NULL, 0, PROC_EVENT_FORK, 3, 101, 0);	/* seq 17: 14..16 lost */
+	event(NULL, 0, PROC_EVENT_FORK, 0, 100, 0); /* seq 10 */
+	event(NULL, 0, PROC_EVENT_EXEC, 0, 100, 0); /* seq 11 */
+	event(NULL, 0, PROC_EVENT_EXIT, 1, 100, 0); /* seq 13: 12 lost */
+	event(NULL, 0, PROC_EVENT_FORK, 3, 101, 0); /* seq 17: 14..16 lost */
 
 	next_event(s, &ev);
 	assert_int_equal(ev.what, CN_PROC_FORK);
@@ -391,10 +392,10 @@ static void userspace_filter(void **state)
 	assert_int_equal(r, 0);
 	assert_true(listens4 >= 1);
 
-	event(NULL, 0, PROC_EVENT_FORK, 0, 100, 0);	/* filtered out */
+	event(NULL, 0, PROC_EVENT_FORK, 0, 100, 0); /* filtered out */
 	event(NULL, 0, PROC_EVENT_EXIT, 0, 100, 0);
-	event(NULL, 0, PROC_EVENT_FORK, 1, 101, 0);	/* 1 lost before, filtered out */
-	event(NULL, 0, PROC_EVENT_EXEC, 0, 101, 0);	/* filtered out */
+	event(NULL, 0, PROC_EVENT_FORK, 1, 101, 0); /* 1 lost before, filtered out */
+	event(NULL, 0, PROC_EVENT_EXEC, 0, 101, 0); /* filtered out */
 	event(NULL, 0, PROC_EVENT_EXIT, 0, 101, 9);
 
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
@@ -417,8 +418,8 @@ static void nonzero_exit_filter(void **state)
 	struct cn_proc_event ev;
 
 	assert_true(cn_proc_listen(s, CN_PROC_NONZERO_EXIT, 1000) == 0);
-	event(NULL, 0, PROC_EVENT_EXIT, 0, 100, 0);	/* status 0: filtered out */
-	event(NULL, 0, PROC_EVENT_FORK, 0, 101, 0);	/* filtered out */
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 100, 0); /* status 0: filtered out */
+	event(NULL, 0, PROC_EVENT_FORK, 0, 101, 0); /* filtered out */
 	event(NULL, 0, PROC_EVENT_EXIT, 0, 101, 1 << 8);
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.pid, 101);

@@ -344,8 +344,8 @@ static void request_keep_seq_ack(void **state)
 	req->seq = 10;
 	req->ack = 20;
 	fake_on_send(respond_ack_only, NULL);
-	assert_int_equal(cn_request(s, req, CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK,
-				    CN_MATCH_ACK_ONLY, 1000, &reply),
+	assert_int_equal(cn_request(s, req, CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK, CN_MATCH_ACK_ONLY,
+				    1000, &reply),
 			 0);
 	assert_int_equal(fake_sent_cn(0)->seq, 10);
 	assert_int_equal(fake_sent_cn(0)->ack, 20);

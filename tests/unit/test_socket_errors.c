@@ -47,7 +47,7 @@ static void open_defaults(void **state)
 	assert_int_equal(fcntl(cn_fd(s), F_GETFL) & O_NONBLOCK, 0);
 	assert_int_equal(cn_stats(s, &st), 0);
 	assert_int_equal(st.messages + st.datagrams + st.overruns + st.malformed + st.foreign +
-				 st.kept + st.kept_lost + st.syscalls,
+			     st.kept + st.kept_lost + st.syscalls,
 			 0);
 	assert_int_equal(cn_pending(s), 0);
 	cn_close(s);
@@ -148,11 +148,11 @@ static void null_socket(void **state)
 	struct cn_msg *msg = cn_msg_init(&u, sizeof(u), 1, 2, NULL, 0);
 
 	(void)state;
-#define EINVAL_CALL(call)                               \
-	do {                                            \
-		errno = 0;                              \
-		assert_int_equal((call), -EINVAL);      \
-		assert_int_equal(errno, EINVAL);        \
+#define EINVAL_CALL(call)                                                                          \
+	do {                                                                                       \
+		errno = 0;                                                                         \
+		assert_int_equal((call), -EINVAL);                                                 \
+		assert_int_equal(errno, EINVAL);                                                   \
 	} while (0)
 	EINVAL_CALL(cn_fd(NULL));
 	EINVAL_CALL(cn_unit(NULL));
@@ -216,12 +216,9 @@ static void bad_arguments_on_open_socket(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(open_defaults),
-		cmocka_unit_test(open_bad_options),
-		cmocka_unit_test(open_missing_unit),
-		cmocka_unit_test(close_null_keeps_errno),
-		cmocka_unit_test(null_socket),
-		cmocka_unit_test(bad_arguments_on_open_socket),
+		cmocka_unit_test(open_defaults),     cmocka_unit_test(open_bad_options),
+		cmocka_unit_test(open_missing_unit), cmocka_unit_test(close_null_keeps_errno),
+		cmocka_unit_test(null_socket),	     cmocka_unit_test(bad_arguments_on_open_socket),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
