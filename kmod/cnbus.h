@@ -93,9 +93,10 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
  * to the group of the callback registered for msg->id and is queued on the
  * current CPU; a per-CPU worker sends it. Messages inserted on one CPU are
  * sent in order; there is no order between CPUs, so carry the CPU id in the
- * payload. When the CPU's queue is full the message is sent directly
- * instead (outside hard IRQ; in hard IRQ it is dropped and counted), which
- * may overtake messages still queued.
+ * payload. When the CPU's queue is full (module parameter cbus_qlen) the
+ * message is sent directly from the caller's context instead, which may
+ * overtake messages still queued; in hard IRQ or with interrupts disabled,
+ * where netlink delivery is not safe, it is dropped and counted instead.
  *
  * Return: 0 when accepted (it then counts as inserted and ends up sent,
  * sent directly or dropped), -ENODEV (no callback for msg->id), -EINVAL,
