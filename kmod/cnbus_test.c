@@ -34,8 +34,14 @@
 #include <linux/cpu.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
+#include <linux/version.h>
 
 #include "cnbus.h"
+
+/* timer_delete_sync(): 6.2, backported to 6.1.84; del_timer_sync() left in 6.15. */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 84)
+#define timer_delete_sync(t) del_timer_sync(t)
+#endif
 
 #define CNBUS_TEST_IDX 0x123
 #define CNBUS_TEST_ECHO_A 0x456
@@ -318,7 +324,7 @@ static void __exit cnbus_test_exit(void)
 	int i;
 
 	WRITE_ONCE(cnbus_test_stopping, true);
-	del_timer_sync(&cnbus_test_timer);
+	timer_delete_sync(&cnbus_test_timer);
 	/* Waits for running callbacks, including a burst in progress. */
 	for (i = ARRAY_SIZE(cnbus_test_ids) - 1; i >= 0; i--)
 		cnbus_del_callback(&cnbus_test_ids[i]);

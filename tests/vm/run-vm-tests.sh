@@ -6,12 +6,14 @@
 # modules and the guest test binary, and judge the serial console log.
 #
 # Usage: run-vm-tests.sh [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
-#                        [--tests "name ..."] [--keep]
+#                        [--tests "name ..."] [--cnctl PATH] [--keep]
 #   --guest-bin  statically linked cnbus_vmtest (CMake target cnbus_vmtest);
 #                without it the script compiles tests/vm/guest/*.c with gcc
 #                against --libcn-a (default: builds libcn with CMake in WORK).
 #   --work       scratch directory (default: a fresh mktemp -d).
 #   --tests      run only these guest tests (see cnbus_vmtest.c).
+#   --cnctl      a statically linked cnctl: the guest runs "cnctl kmod" (and
+#                checks its exit status) before unloading cnbus.
 # Environment: KVER (6.1.0-57-amd64), KDIR, KERNEL, VM_TIMEOUT (seconds,
 #   default 900), VM_SMP (2), VM_MEM (1G), CNBUS_BURST (inserts per CPU in
 #   the burst test, default 50000).
@@ -31,6 +33,7 @@ GUEST_BIN=
 LIBCN_A=
 WORK=
 TESTS=
+CNCTL=
 KEEP=0
 
 while [ $# -gt 0 ]; do
@@ -39,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--libcn-a) LIBCN_A=$2; shift 2 ;;
 	--work) WORK=$2; shift 2 ;;
 	--tests) TESTS=$2; shift 2 ;;
+	--cnctl) CNCTL=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
 	*) echo "usage: $0 [--guest-bin PATH] [--libcn-a PATH] [--work DIR] [--tests LIST]" >&2; exit 2 ;;
 	esac
@@ -96,6 +100,10 @@ rm -rf "$ROOT"
 mkdir -p "$ROOT/bin" "$ROOT/proc" "$ROOT/sys" "$ROOT/dev" "$ROOT/tmp" "$ROOT/lib/cnbus"
 cp "$BUSYBOX" "$ROOT/bin/busybox"
 cp "$GUEST_BIN" "$ROOT/bin/cnbus_vmtest"
+if [ -n "$CNCTL" ]; then
+	file -L "$CNCTL" | grep -q "statically linked" || { echo "FAIL: $CNCTL is not static"; exit 1; }
+	cp "$CNCTL" "$ROOT/bin/cnctl"
+fi
 cp "$WORK/src/kmod/cnbus.ko" "$WORK/src/kmod/cnbus_test.ko" "$ROOT/lib/cnbus/"
 cp "$SRC/tests/vm/guest/init.sh" "$ROOT/init"
 chmod 755 "$ROOT/init"

@@ -1053,6 +1053,15 @@ static int t_unload_cnbus_in_flight(void)
 	refcnt = read_refcnt("cnbus");
 	info("before unloading cnbus: %" PRIu64 " queued, refcnt %d", k.queued, refcnt);
 	CHECK(refcnt == 0, "cnbus refcnt %d", refcnt);
+	/* The harness may add a static cnctl: show what it reports now. */
+	if (access("/bin/cnctl", X_OK) == 0) {
+		printf("# cnctl kmod:\n");
+		fflush(stdout);
+		r = system("/bin/cnctl kmod >/tmp/cnctl.out 2>&1");
+		if (system("sed 's/^/#   /' /tmp/cnctl.out"))
+			info("cannot show cnctl output");
+		CHECK(r == 0, "cnctl kmod status %#x", r);
+	}
 	r = mod_unload("cnbus");
 	CHECK(r == 0, "unload cnbus: %d", r);
 	CHECK(!module_loaded("cnbus"), "cnbus still loaded");
