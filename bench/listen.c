@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * listen.c - cnb-listen: one proc connector listener per process, so that
+ * several implementations can watch the same storm side by side.
+ *
+ * Modes:
+ *   raw          recv() into a buffer, hand-parsed netlink + cn_msg + proc_event,
+ *                per-CPU sequence tracking (the baseline a user would write)
+ *   libcn        cn_proc_recv, one event per call
+ *   libcn-batch  cn_recv_batch (recvmmsg) + cn_proc_handle
+ *   libnl        libnl-3 nl_recvmsgs with an NL_CB_FINISH callback (connector
+ *                messages are NLMSG_DONE, which libnl treats as end of dump)
+ *
+ * The receive-and-decode step of every mode is the one function
+ * cnb_next_event(), so `valgrind --tool=callgrind --toggle-collect=cnb_next_event`
+ * counts exactly the receive path. When libcnb-alloccount.so is preloaded,
+ * heap allocations made during the receive loop (after setup) are counted.
+ *
+ * It prints one line of key=value counters at the end.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <getopt.h>
+#include <signal.h>
+#include <sys/time.h>
+
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "libcn.h"
+
+#include "bench.h"
+
+/* What every mode hands to the accounting. */
+struct bev {
+	uint32_t what, cpu, seq;
+	int32_t pid, tgid, ptgid;
+	char comm[16];
+};
+
+enum mode { RAW, LIBCN, LIBCN_BATCH, LIBNL };
+
+static enum mode mode;
+static int fd = -1;
+static struct cn_sock *cs;
+static struct nl_sock *nls;
+static struct nl_cb *nlcb;
+
+/* Per-CPU tracking for the raw and libnl modes (libcn tracks itself). */
+#define MAXCPU 1024
+static uint32_t next_seq[MAXCPU];
+static uint8_t seen[MAXCPU];
+static uint64_t own_lost, own_overruns, own_syscalls;
+
+static inline void track(uint32_t cpu, uint32_t seq)
+{
+	if (cpu >= MAXCPU)
+		return;
+	if (seen[cpu]) {
+		uint32_t gap = seq - next_seq[cpu];
+
+		if (gap < 0x80000000u)
+			own_lost += gap;
+	}
+	seen[cpu] = 1;
+	next_seq[cpu] = seq + 1;
+}
+
+/* ---- raw ---------------------------------------------------------------- */
+
+static uint8_t rbuf[65536] __attribute__((aligned(8)));
+static size_t rlen, roff;
+
+static inline int raw_decode(const struct nlmsghdr *h, struct bev *ev)
+{
+	const struct cn_msg *m = NLMSG_DATA(h);
+	const struct proc_event *pe;
+
+	if (h->nlmsg_type != NLMSG_DONE || h->nlmsg_len < NLMSG_LENGTH(sizeof(*m)) ||
+	    NLMSG_LENGTH(sizeof(*m) + m->len) > h->nlmsg_len || m->id.idx != CN_IDX_PROC ||
+	    m->id.val != CN_VAL_PROC || m->len < sizeof(*pe))
+		return 0;
+	pe = (const struct proc_event *)m->data;
+	ev->what = pe->what;
+	ev->cpu = pe->cpu;
+	ev->seq = m->seq;
+	ev->ptgid = 0;
+	switch (pe->what) {
+	case PROC_EVENT_FORK:
+		ev->pid = pe->event_data.fork.child_pid;
+		ev->tgid = pe->event_data.fork.child_tgid;
+		ev->ptgid = pe->event_data.fork.parent_tgid;
+		break;
+	case PROC_EVENT_EXEC:
+		ev->pid = pe->event_data.exec.process_pid;
+		ev->tgid = pe->event_data.exec.process_tgid;
+		break;
+	case PROC_EVENT_EXIT:
+		ev->pid = pe->event_data.exit.process_pid;
+		ev->tgid = pe->event_data.exit.process_tgid;
+		ev->ptgid = pe->event_data.exit.parent_tgid;
+		break;
+	case PROC_EVENT_COMM:
+		ev->pid = pe->event_data.comm.process_pid;
+		ev->tgid = pe->event_data.comm.process_tgid;
+		memcpy(ev->comm, pe->event_data.comm.comm, sizeof(ev->comm));
+		break;
+	default:
+		ev->pid = ev->tgid = 0;
+		break;
+	}
+	track(ev->cpu, ev->seq);
+	return 1;
+}
+
+static int raw_next(struct bev *ev)
+{
+	for (;;) {
+		const struct nlmsghdr *h;
+
+		if (roff >= rlen) {
+			ssize_t n;
+
+			own_syscalls++;
+			n = recv(fd, rbuf, sizeof(rbuf), 0);
+			if (n < 0) {
+				if (errno == ENOBUFS)
+					own_overruns++;
+				return -errno;
+			}
+			rlen = (size_t)n;
+			roff = 0;
+		}
+		h = (const struct nlmsghdr *)(rbuf + roff);
+		if (rlen - roff < NLMSG_HDRLEN || h->nlmsg_len < NLMSG_HDRLEN ||
+		    h->nlmsg_len > rlen - roff) {
+			rlen = 0;
+			continue;
+		}
+		roff += NLMSG_ALIGN(h->nlmsg_len);
+		if (raw_decode(h, ev))
+			return 0;
+	}
+}
+
+/* ---- libcn -------------------------------------------------------------- */
+
+static void from_cn(const struct cn_proc_event *e, struct bev *ev)
+{
+	ev->what = e->what;
+	ev->cpu = e->cpu;
+	ev->seq = e->seq;
+	ev->pid = e->pid;
+	ev->tgid = e->tgid;
+	ev->ptgid = e->parent_tgid;
+	memcpy(ev->comm, e->comm, sizeof(ev->comm));
+}
+
+#define BATCH 64
+static struct cn_message msgs[BATCH];
+static int nmsgs, imsg;
+
+static int libcn_batch_next(struct cn_proc_event *e)
+{
+	for (;;) {
+		while (imsg < nmsgs)
+			if (cn_proc_handle(cs, &msgs[imsg++], e) == 1)
+				return 0;
+		imsg = 0;
+		nmsgs = cn_recv_batch(cs, msgs, BATCH, 0);
+		if (nmsgs < 0) {
+			int r = nmsgs;
+
+			nmsgs = 0;
+			return r;
+		}
+	}
+}
+
+/* ---- libnl -------------------------------------------------------------- */
+
+/* Events decoded by the callback of one nl_recvmsgs call. */
+static struct bev nlq[64];
+static unsigned int nlq_n, nlq_i;
+
+static int nl_finish(struct nl_msg *msg, void *arg)
+{
+	(void)arg;
+	if (nlq_n < 64 && raw_decode(nlmsg_hdr(msg), &nlq[nlq_n]))
+		nlq_n++;
+	return NL_OK;
+}
+
+static int libnl_next(struct bev *ev)
+{
+	while (nlq_i >= nlq_n) {
+		int r;
+
+		nlq_i = nlq_n = 0;
+		own_syscalls++;
+		r = nl_recvmsgs(nls, nlcb);
+		if (r == -NLE_NOMEM) { /* libnl reports ENOBUFS as NLE_NOMEM */
+			own_overruns++;
+			return -ENOBUFS;
+		}
+		if (r < 0)
+			return -EIO;
+		if (nlq_n == 0)
+			return -EAGAIN; /* SO_RCVTIMEO expired: nl_recv returns 0 */
+	}
+	*ev = nlq[nlq_i++];
+	return 0;
+}
+
+/* ---- the measured step --------------------------------------------------- */
+
+/* Receive and decode one proc event into *ev (raw, libnl) or *e (libcn):
+ * each implementation's own result type, so no conversion is counted.
+ * Everything callgrind counts is in here. */
+CNB_NOINLINE int cnb_next_event(struct bev *ev, struct cn_proc_event *e);
+CNB_NOINLINE int cnb_next_event(struct bev *ev, struct cn_proc_event *e)
+{
+	switch (mode) {
+	case RAW:
+		return raw_next(ev);
+	case LIBCN:
+		return cn_proc_recv(cs, e, 0);
+	case LIBCN_BATCH:
+		return libcn_batch_next(e);
+	default:
+		return libnl_next(ev);
+	}
+}
+
+/* ---- setup and accounting ------------------------------------------------ */
+
+static uint8_t *mine; /* pids forked by the storm */
+
+static void setup(int rcvbuf, int batch)
+{
+	struct timeval tv = { .tv_sec = 2 };
+
+	switch (mode) {
+	case RAW:
+		fd = cnb_raw_open(rcvbuf, CN_IDX_PROC);
+		cnb_raw_proc_op(fd, PROC_CN_MCAST_LISTEN);
+		break;
+	case LIBCN:
+	case LIBCN_BATCH: {
+		struct cn_open_opts o = { .sz = sizeof(o),
+					  .rcvbuf = rcvbuf,
+					  .batch = (uint32_t)batch };
+
+		cs = cn_open(NETLINK_CONNECTOR, &o);
+		if (!cs)
+			cnb_die("cn_open");
+		if (cn_proc_listen(cs, 0, 2000) < 0)
+			cnb_die("cn_proc_listen");
+		fd = cn_fd(cs);
+		break;
+	}
+	case LIBNL: {
+		struct cnb_proc_req r;
+
+		nls = nl_socket_alloc();
+		if (!nls)
+			cnb_die("nl_socket_alloc");
+		nl_socket_disable_seq_check(nls);
+		nl_socket_disable_auto_ack(nls);
+		if (nl_connect(nls, NETLINK_CONNECTOR) < 0)
+			cnb_die("nl_connect");
+		/* nl_connect shrinks the buffer to 32 KiB: give it the same as the others. */
+		fd = nl_socket_get_fd(nls);
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+			cnb_die("SO_RCVBUFFORCE");
+		if (nl_socket_add_membership(nls, CN_IDX_PROC) < 0)
+			cnb_die("nl_socket_add_membership");
+		cnb_proc_req_init(&r, PROC_CN_MCAST_LISTEN, 1, 1);
+		if (nl_send_simple(nls, NLMSG_DONE, 0, &r.cn, sizeof(r.cn) + sizeof(r.op)) < 0)
+			cnb_die("nl_send_simple");
+		nlcb = nl_cb_alloc(NL_CB_DEFAULT);
+		nl_cb_set(nlcb, NL_CB_FINISH, NL_CB_CUSTOM, nl_finish, NULL);
+		break;
+	}
+	}
+	/* Bound every wait: a receive returns EAGAIN after 2 s of silence. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		cnb_die("SO_RCVTIMEO");
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: cnb-listen -m raw|libcn|libcn-batch|libnl [-b rcvbuf] [-B batch]\n"
+		"       [-r readyfile] [-t timeout_s] [-w (wait for SIGUSR1 before reading)]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *ready = NULL, *mname = NULL;
+	int rcvbuf = 212992, batch = 32, timeout = 60, wait_usr1 = 0, opt;
+	uint64_t events = 0, ours_fork = 0, ours_exec = 0, ours_exit = 0, eagain = 0, enobufs = 0;
+	int32_t storm = -1;
+	int ended = 0;
+	unsigned long (*alloc_count)(void);
+	unsigned long allocs0 = 0, allocs1 = 0;
+	double t0, deadline;
+
+	while ((opt = getopt(argc, argv, "m:b:B:r:t:w")) != -1) {
+		switch (opt) {
+		case 'm':
+			mname = optarg;
+			break;
+		case 'b':
+			rcvbuf = atoi(optarg);
+			break;
+		case 'B':
+			batch = atoi(optarg);
+			break;
+		case 'r':
+			ready = optarg;
+			break;
+		case 't':
+			timeout = atoi(optarg);
+			break;
+		case 'w':
+			wait_usr1 = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!mname)
+		usage();
+	if (!strcmp(mname, "raw"))
+		mode = RAW;
+	else if (!strcmp(mname, "libcn"))
+		mode = LIBCN;
+	else if (!strcmp(mname, "libcn-batch"))
+		mode = LIBCN_BATCH;
+	else if (!strcmp(mname, "libnl"))
+		mode = LIBNL;
+	else
+		usage();
+
+	mine = calloc(1u << 22, 1);
+	if (!mine)
+		cnb_die("calloc");
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	setup(rcvbuf, batch);
+	alloc_count = (unsigned long (*)(void))dlsym(RTLD_DEFAULT, "cnb_alloc_count");
+	if (ready) {
+		FILE *f = fopen(ready, "w");
+
+		if (f)
+			fclose(f);
+	}
+	if (wait_usr1) {
+		int sig;
+		/* Burst: let the storm queue up in the socket, then read it all. */
+		sigwait(&set, &sig);
+	}
+
+	t0 = cnb_now();
+	deadline = t0 + timeout;
+	if (alloc_count)
+		allocs0 = alloc_count();
+	while (!ended && cnb_now() < deadline) {
+		struct bev ev;
+		struct cn_proc_event e;
+		int r = cnb_next_event(&ev, &e);
+
+		if (r == -ENOBUFS) {
+			enobufs++;
+			continue;
+		}
+		if (r == -EAGAIN || r == -EINTR) {
+			eagain++;
+			continue;
+		}
+		if (r < 0) {
+			fprintf(stderr, "cnb-listen %s: %s\n", mname, strerror(-r));
+			break;
+		}
+		if (mode == LIBCN || mode == LIBCN_BATCH)
+			from_cn(&e, &ev);
+		events++;
+		switch (ev.what) {
+		case PROC_EVENT_COMM:
+			if (!strncmp(ev.comm, CNB_START, sizeof(ev.comm)))
+				storm = ev.tgid;
+			else if (ev.tgid == storm && !strncmp(ev.comm, CNB_END, sizeof(ev.comm)))
+				ended = 1;
+			break;
+		case PROC_EVENT_FORK:
+			/* pids are reused during a long storm: mark and unmark */
+			if ((uint32_t)ev.tgid < (1u << 22))
+				mine[ev.tgid] = ev.ptgid == storm && storm > 0;
+			if (ev.ptgid == storm && storm > 0)
+				ours_fork++;
+			break;
+		case PROC_EVENT_EXEC:
+			if ((uint32_t)ev.tgid < (1u << 22) && mine[ev.tgid])
+				ours_exec++;
+			break;
+		case PROC_EVENT_EXIT:
+			if (ev.ptgid == storm && storm > 0 && ev.pid == ev.tgid)
+				ours_exit++;
+			if ((uint32_t)ev.tgid < (1u << 22) && ev.pid == ev.tgid)
+				mine[ev.tgid] = 0;
+			break;
+		default:
+			break;
+		}
+	}
+	if (alloc_count)
+		allocs1 = alloc_count();
+
+	uint64_t lost = own_lost, overruns = own_overruns, syscalls = own_syscalls;
+	uint64_t msgs = events;
+
+	if (cs) {
+		struct cn_proc_stats ps;
+		struct cn_stats st;
+
+		cn_proc_stats(cs, &ps);
+		cn_stats(cs, &st);
+		lost = ps.lost;
+		overruns = ps.overruns > enobufs ? ps.overruns : enobufs;
+		syscalls = st.syscalls;
+		msgs = st.messages;
+	}
+	printf("mode=%s events=%lu msgs=%lu ours_fork=%lu ours_exec=%lu ours_exit=%lu lost=%lu "
+	       "overruns=%lu syscalls=%lu allocs=%ld ended=%d secs=%.3f\n",
+	       mname, (unsigned long)events, (unsigned long)msgs, (unsigned long)ours_fork,
+	       (unsigned long)ours_exec, (unsigned long)ours_exit, (unsigned long)lost,
+	       (unsigned long)overruns, (unsigned long)syscalls,
+	       alloc_count ? (long)(allocs1 - allocs0) : -1L, ended, cnb_now() - t0);
+	(void)eagain;
+	if (cs)
+		cn_close(cs);
+	if (nls) {
+		nl_cb_put(nlcb);
+		nl_socket_free(nls);
+	}
+	if (mode == RAW)
+		close(fd);
+	free(mine);
+	return 0;
+}
