@@ -8,7 +8,9 @@
  * struct cn_msg and cn_msg.len bytes of payload.
  *
  * Callbacks are registered by struct cb_id {idx, val}; each registered id
- * owns multicast group idx.
+ * owns multicast group idx. Groups are 1..groups (module parameter): a
+ * callback with idx 0 or above that has no group, so sends and inserts that
+ * look its group up get -EINVAL.
  */
 #ifndef CNBUS_H
 #define CNBUS_H
@@ -65,7 +67,8 @@ void cnbus_del_callback(const struct cb_id *id);
  * @gfp: allocation flags of the caller's context.
  *
  * Return: 0 or a negative errno: -ENODEV (group 0 and no callback for the
- * id), -EINVAL (msg->len too large or group beyond the unit's groups),
+ * id), -EINVAL (msg->len too large, or the group is 0 or beyond the unit's
+ * groups),
  * -ESRCH (nobody listens on the group), -ENOBUFS (a listener overran),
  * -ENOMEM, or netlink_unicast()'s error for a port.
  */

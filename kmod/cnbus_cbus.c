@@ -116,7 +116,7 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	err = cnbus_group_of(&msg->id, &group);
 	if (err)
 		return err;
-	if (group > cnbus_groups)
+	if (!group || group > cnbus_groups)
 		return -EINVAL;
 	skb = cnbus_msg_skb(msg, group, gfp);
 	if (!skb)

@@ -216,7 +216,7 @@ int cnbus_send(const struct cn_msg *msg, u32 portid, u32 group, gfp_t gfp)
 		if (err)
 			return err;
 	}
-	if (group > cnbus_groups)
+	if (!group || group > cnbus_groups)
 		return -EINVAL;
 	if (!netlink_has_listeners(cnbus_nls, group))
 		return -ESRCH;
@@ -363,6 +363,7 @@ out_genl_exit:
 	cnbus_genl_exit();
 out_release_nls:
 	netlink_kernel_release(cnbus_nls);
+	cnbus_nls = NULL;
 out_cbus_exit:
 	cnbus_cbus_exit();
 	return err;
