@@ -172,7 +172,8 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 		int64_t deadline = a->timeout_ms > 0 ? now_ms() + a->timeout_ms : -1;
 		int r;
 
-		while (k < SEND_CHUNK && sent + k < n && a->inflight + k < a->cap) {
+		/* inflight already counts the requests of this chunk. */
+		while (k < SEND_CHUNK && sent + k < n && a->inflight < a->cap) {
 			struct cn_msg *m = reqs[sent + k];
 			uint32_t entry = a->free_head - 1;
 			struct cn_async_entry *e = &a->e[entry];
@@ -316,13 +317,11 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 		n += expire(a, out + n, max - n);
 		if (n)
 			return (int)n;
+		r = cn__take_deferred(s);
+		if (r < 0)
+			return cn_fail(-r);
 		if (a->inflight == 0)
 			return 0;
-		if (s->deferred_err) {
-			r = s->deferred_err;
-			s->deferred_err = 0;
-			return cn_fail(-r);
-		}
 		if (fresh) {
 			/* Nothing queued: wait for the socket, a deadline or the
 			 * caller's timeout, whichever comes first. */

@@ -34,6 +34,7 @@ struct cn_backlog {
 	size_t wr;   /* end of the last entry */
 	size_t count;
 	int lost; /* entries were dropped: report -ENOBUFS once drained */
+	int err;  /* a kernel error met while keeping: reported once drained */
 };
 
 /* Per-CPU sequence tracking for the proc connector (see proc.c). */
@@ -43,6 +44,7 @@ struct cn_proc_track {
 	uint8_t *seen;	    /* 1 once a CPU has delivered an event */
 	uint32_t user_mask; /* 0: no userspace filter */
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
+	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
 	struct cn_proc_stats st;
 };
 
@@ -97,6 +99,9 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait);
 int cn__walk(struct cn_sock *s, struct cn_message *out);
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
 int cn__rx_pending(const struct cn_sock *s);
+/* The error put off by a call that had already returned messages (0: none);
+ * clears it. */
+int cn__take_deferred(struct cn_sock *s);
 
 /* backlog.c */
 int cn__backlog_init(struct cn_backlog *b, size_t size);

@@ -168,6 +168,8 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 			s->backlog.lost = 1; /* cn_recv reports it after the kept messages */
 		else if (r == -EAGAIN)
 			break;
+		else if (r != -EBADMSG && r != -EMSGSIZE && !s->backlog.err)
+			s->backlog.err = r; /* a kernel NLMSG_ERROR: cn_recv reports it */
 	}
 
 	r = cn_sendto(s, req, 0, flags);

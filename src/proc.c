@@ -260,6 +260,7 @@ int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags
 			s->proc.st.overruns++;
 		if (r < 0)
 			return r;
+		ev->lost_before = 0; /* untouched for messages of other ids */
 		r = cn_proc_handle(s, &m, ev);
 		if (r < 0)
 			return r;
@@ -291,12 +292,21 @@ static int proc_op(struct cn_sock *s, const void *payload, size_t len, int timeo
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, payload, len);
 	struct cn_message reply;
 	struct cn_proc_event ack;
+	uint32_t op;
 	int r;
 
 	if (!req)
 		return -errno;
-	if (timeout_ms == 0)
-		return cn_send(s, req, 0);
+	/* Kernels before 6.6 count every 4-byte LISTEN (later ones count a
+	 * socket once); an 8-byte one counts only where it is understood,
+	 * which its ack proves. cn_proc_ignore undoes each. */
+	memcpy(&op, payload, sizeof(op));
+	if (timeout_ms == 0) {
+		r = cn_send(s, req, 0);
+		if (r == 0 && op == PROC_CN_MCAST_LISTEN && len == sizeof(op))
+			s->proc.listens++;
+		return r;
+	}
 	for (;;) {
 		r = cn_request(s, req, 0, CN_MATCH_ACK_ONLY, timeout_ms, &reply);
 		if (r < 0)
@@ -308,7 +318,11 @@ static int proc_op(struct cn_sock *s, const void *payload, size_t len, int timeo
 		cn__keep(s, &reply);
 		if (ack.what != CN_PROC_NONE)
 			continue; /* an event that matched by chance: ask again */
-		return ack.ack_err ? cn_fail((int)ack.ack_err) : 0;
+		if (ack.ack_err)
+			return cn_fail((int)ack.ack_err);
+		if (op == PROC_CN_MCAST_LISTEN)
+			s->proc.listens++;
+		return 0;
 	}
 }
 
@@ -396,8 +410,12 @@ int cn_proc_ignore(struct cn_sock *s)
 
 	if (!s)
 		return cn_fail(EINVAL);
-	r = proc_op(s, &op, sizeof(op), 0);
-	if (r < 0)
-		return r;
+	/* One IGNORE per counted LISTEN (extra ones are harmless on kernels
+	 * that count a socket once), and at least one. */
+	do {
+		r = proc_op(s, &op, sizeof(op), 0);
+		if (r < 0)
+			return r;
+	} while (s->proc.listens > 0 && --s->proc.listens > 0);
 	return cn_leave(s, CN_IDX_PROC);
 }

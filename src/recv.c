@@ -102,6 +102,14 @@ int cn__walk(struct cn_sock *s, struct cn_message *out)
 	return 0;
 }
 
+int cn__take_deferred(struct cn_sock *s)
+{
+	int r = s->deferred_err;
+
+	s->deferred_err = 0;
+	return r;
+}
+
 int cn__rx_pending(const struct cn_sock *s)
 {
 	return s->rx.next < s->rx.count;
@@ -112,22 +120,20 @@ int cn__rx_pending(const struct cn_sock *s)
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 {
 	for (;;) {
-		int r = cn__walk(s, out);
+		int r = cn__take_deferred(s);
 
+		if (r < 0)
+			return r;
+		r = cn__walk(s, out);
 		if (r != 0)
 			return r < 0 ? r : 0;
-		if (s->deferred_err) {
-			r = s->deferred_err;
-			s->deferred_err = 0;
-			return r;
-		}
 		r = cn__read_datagrams(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return r;
 	}
 }
 
-/* Messages kept by cn_request come first, then the overrun they hit. */
+/* Messages kept by cn_request come first, then the overrun or error they met. */
 static int pop_kept(struct cn_sock *s, struct cn_message *out)
 {
 	if (cn__backlog_pop(&s->backlog, out))
@@ -135,6 +141,12 @@ static int pop_kept(struct cn_sock *s, struct cn_message *out)
 	if (s->backlog.lost) {
 		s->backlog.lost = 0;
 		return -ENOBUFS;
+	}
+	if (s->backlog.err) {
+		int r = s->backlog.err;
+
+		s->backlog.err = 0;
+		return r;
 	}
 	return 0;
 }
@@ -170,6 +182,9 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	}
 
 	for (;;) {
+		/* An error found after earlier messages comes before later ones. */
+		if (n == 0 && (r = cn__take_deferred(s)) < 0)
+			return cn_fail(-r);
 		while (n < max && (r = cn__walk(s, &out[n])) != 0) {
 			if (r < 0) {
 				if (n == 0)
@@ -182,13 +197,8 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 		/* Returned messages point into the slots: read no more now. */
 		if (n > 0)
 			return (int)n;
-		if (s->deferred_err) {
-			r = s->deferred_err;
-			s->deferred_err = 0;
-			return cn_fail(-r);
-		}
 		r = cn__read_datagrams(s, max,
-				   (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
+				       (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return cn_fail(-r);
 	}

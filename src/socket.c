@@ -38,7 +38,8 @@ static int default_rcvbuf(void)
 static int alloc_rx(struct cn_sock *s, uint32_t nslots)
 {
 	s->nslots = nslots;
-	s->slots = aligned_alloc(64, (size_t)nslots * CN_SLOT_SIZE);
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	s->slots = aligned_alloc(64, ((size_t)nslots * CN_SLOT_SIZE + 63) & ~(size_t)63);
 	s->mmsg = calloc(nslots, sizeof(*s->mmsg));
 	s->iov = calloc(nslots, sizeof(*s->iov));
 	s->addrs = calloc(nslots, sizeof(*s->addrs));

@@ -74,6 +74,12 @@ int host_wait_event(struct cn_sock *s, uint32_t what, pid_t tgid, int timeout_ms
 				return 0;
 			continue;
 		}
+		if (r == -ENOBUFS) {
+			/* Another process's storm may overrun us; the awaited
+			 * event may still come, else the wait times out. */
+			fprintf(stderr, "# overrun while waiting for an event\n");
+			continue;
+		}
 		if (r != -EAGAIN)
 			return r;
 		int64_t left = deadline - now_ms();

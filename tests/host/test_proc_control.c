@@ -293,7 +293,7 @@ static void test_overrun_is_reported_never_silent(void **state)
 static void test_batch_receive_saves_syscalls(void **state)
 {
 	enum { CHILDREN = 300 };
-	struct cn_open_opts o = { .sz = sizeof(o), .rcvbuf = 8 << 20, .batch = 64 };
+	struct cn_open_opts o = { .sz = sizeof(o), .rcvbuf = 32 << 20, .batch = 64 };
 	struct cn_sock *s = cn_open(NETLINK_CONNECTOR, &o);
 	struct cn_message msgs[64];
 	struct cn_proc_event ev;
