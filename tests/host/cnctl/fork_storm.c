@@ -3,8 +3,10 @@
  * fork_storm.c - the storm for the cnctl storm check: prints its pid, waits
  * for a line on stdin (the go signal, so listeners can subscribe first), then
  * forks N children, keeping up to P of them alive at once; child i exits at
- * once with status i % 7. Every child is reaped before it exits, so all their
- * exit events precede its own. Prints "forks=N exit_status_sum=S" at the end.
+ * once with status i % 7, and reaps them all before it exits. (A child's exit
+ * event may still come after the reaping, even after the storm's own exit
+ * event: the kernel sends it after notifying the parent.) Prints
+ * "forks=N exit_status_sum=S" at the end.
  * Usage: fork_storm N [P]
  */
 #define _GNU_SOURCE

@@ -2,11 +2,16 @@
 /*
  * raw_reader.c - an independent proc connector reader for the cnctl storm
  * check: plain socket/bind/NETLINK_ADD_MEMBERSHIP/send/recv and hand parsing,
- * no libcn. It counts the fork and exit events of the children of one
- * process (parent_tgid == --parent PID) and stops at that process's own exit
- * event (or SIGINT/SIGTERM), then prints on stdout:
- *   forks=N exits=N exit_status_sum=N lost=N overruns=N
- * lost is the sum of per-CPU sequence gaps, overruns the ENOBUFS errors.
+ * no libcn. It counts the children of one process (--parent PID): fork
+ * events with parent_tgid == PID, and the exit events of those children,
+ * matched by pid (not by the exit event's parent fields: the kernel sends the
+ * exit event after exit_notify(), so when the parent reaps the child first,
+ * the event carries parent_pid = parent_tgid = 0). It stops once it has seen
+ * PID's own exit event and an exit for every child it saw fork (or, after a
+ * detected loss, at PID's exit), or at SIGINT/SIGTERM, and prints on stdout:
+ *   forks=N exits=N exit_status_sum=N lost=N overruns=N orphan_exits=N
+ * lost is the sum of per-CPU sequence gaps, overruns the ENOBUFS errors,
+ * orphan_exits the children's exit events that carried parent 0.
  * "ready" goes to stderr once the kernel acknowledged the LISTEN.
  * Exit: 0 done, 1 error, 77 no connector or no permission (a test skip).
  */
@@ -27,6 +32,16 @@
 #include <linux/netlink.h>
 
 #define MAX_CPUS 4096
+#define MAX_PID	 (1 << 22) /* PID_MAX_LIMIT on 64-bit */
+
+/* Children seen forking and not yet seen exiting, one bit per pid. */
+static uint8_t pending[MAX_PID / 8];
+static unsigned long long npending;
+
+static int pid_ok(int pid)
+{
+	return pid > 0 && pid < MAX_PID;
+}
 
 static volatile sig_atomic_t stop;
 
@@ -64,10 +79,10 @@ int main(int argc, char **argv)
 	static uint32_t next_seq[MAX_CPUS];
 	static uint8_t seen[MAX_CPUS];
 	static char buf[1 << 16] __attribute__((aligned(8)));
-	unsigned long long forks = 0, exits = 0, sum = 0, lost = 0, overruns = 0;
+	unsigned long long forks = 0, exits = 0, sum = 0, lost = 0, overruns = 0, orphans = 0;
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
 	struct sigaction sig;
-	int rcvbuf = 8 << 20, fd, group = CN_IDX_PROC, ready = 0, done = 0, err;
+	int rcvbuf = 8 << 20, fd, group = CN_IDX_PROC, ready = 0, parent_exited = 0, err;
 	uint32_t ack = 0;
 	pid_t parent = 0;
 
@@ -114,7 +129,9 @@ int main(int argc, char **argv)
 		return err == EPERM || err == EACCES || err == ECONNREFUSED ? 77 : 1;
 	}
 
-	while (!stop && !done) {
+	/* Done: the parent is gone and every child's exit is in (after a
+	 * detected loss some may never come: then the parent's exit ends it). */
+	while (!stop && !(parent_exited && (npending == 0 || lost || overruns))) {
 		struct sockaddr_nl from;
 		socklen_t fromlen = sizeof(from);
 		ssize_t n;
@@ -182,22 +199,36 @@ int main(int argc, char **argv)
 					fputs("ready\n", stderr);
 				}
 				break;
-			case PROC_EVENT_FORK:
-				if (ev.event_data.fork.parent_tgid == parent)
-					forks++;
-				break;
-			case PROC_EVENT_EXIT:
-				if (ev.event_data.exit.parent_tgid == parent) {
-					int st = (int)ev.event_data.exit.exit_code;
+			case PROC_EVENT_FORK: {
+				int child = ev.event_data.fork.child_pid;
 
-					exits++;
-					if (WIFEXITED(st))
-						sum += (unsigned int)WEXITSTATUS(st);
-				}
-				if (ev.event_data.exit.process_pid == parent &&
-				    ev.event_data.exit.process_tgid == parent)
-					done = 1;
+				if (ev.event_data.fork.parent_tgid != parent || !pid_ok(child) ||
+				    ev.event_data.fork.child_tgid != child)
+					break;
+				forks++;
+				if (!(pending[child / 8] & (1u << (child % 8))))
+					npending++;
+				pending[child / 8] |= (uint8_t)(1u << (child % 8));
 				break;
+			}
+			case PROC_EVENT_EXIT: {
+				int pid = ev.event_data.exit.process_pid;
+				int st = (int)ev.event_data.exit.exit_code;
+
+				if (pid == parent && ev.event_data.exit.process_tgid == parent)
+					parent_exited = 1;
+				if (!pid_ok(pid) || ev.event_data.exit.process_tgid != pid ||
+				    !(pending[pid / 8] & (1u << (pid % 8))))
+					break;
+				pending[pid / 8] &= (uint8_t) ~(1u << (pid % 8));
+				npending--;
+				exits++;
+				if (ev.event_data.exit.parent_tgid == 0)
+					orphans++;
+				if (WIFEXITED(st))
+					sum += (unsigned int)WEXITSTATUS(st);
+				break;
+			}
 			default:
 				break;
 			}
@@ -205,7 +236,8 @@ int main(int argc, char **argv)
 	}
 	send_op(fd, PROC_CN_MCAST_IGNORE, ack + 2);
 	close(fd);
-	printf("forks=%llu exits=%llu exit_status_sum=%llu lost=%llu overruns=%llu\n", forks, exits,
-	       sum, lost, overruns);
+	printf("forks=%llu exits=%llu exit_status_sum=%llu lost=%llu overruns=%llu "
+	       "orphan_exits=%llu\n",
+	       forks, exits, sum, lost, overruns, orphans);
 	return 0;
 }
