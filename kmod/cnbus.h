@@ -29,8 +29,7 @@
  * Runs in the sender's process context (the netlink input path), possibly
  * on several CPUs at once. It may sleep.
  */
-typedef void (*cnbus_callback_t)(struct cn_msg *msg,
-				 struct netlink_skb_parms *nsp);
+typedef void (*cnbus_callback_t)(struct cn_msg *msg, struct netlink_skb_parms *nsp);
 
 /**
  * cnbus_add_callback() - register a callback for an id.
@@ -44,8 +43,7 @@ typedef void (*cnbus_callback_t)(struct cn_msg *msg,
  * Return: 0, -EEXIST if the id is taken, -EINVAL for the reserved id,
  * -ENOMEM.
  */
-int cnbus_add_callback(const struct cb_id *id, const char *name,
-		       cnbus_callback_t callback);
+int cnbus_add_callback(const struct cb_id *id, const char *name, cnbus_callback_t callback);
 
 /**
  * cnbus_del_callback() - remove the callback for an id.

@@ -35,8 +35,8 @@ module_param_named(cbus_qlen, cnbus_cbus_qlen, uint, 0444);
 MODULE_PARM_DESC(cbus_qlen, "maximum length of each per-CPU CBUS queue (default 1024)");
 
 struct cnbus_cbus_cpu {
-	spinlock_t lock;		/* protects queue, shutdown and counters */
-	struct sk_buff_head queue;	/* dst_group in NETLINK_CB */
+	spinlock_t lock;	   /* protects queue, shutdown and counters */
+	struct sk_buff_head queue; /* dst_group in NETLINK_CB */
 	struct work_struct work;
 	bool shutdown;
 	u64 inserted;
@@ -85,8 +85,7 @@ static void cnbus_cbus_work(struct work_struct *work)
 		dropped = 0;
 		while ((skb = __skb_dequeue(&batch))) {
 			if (unlikely(cbus_worker_delay_us))
-				usleep_range(cbus_worker_delay_us,
-					     cbus_worker_delay_us + 100);
+				usleep_range(cbus_worker_delay_us, cbus_worker_delay_us + 100);
 			if (cnbus_cbus_xmit(skb, GFP_KERNEL))
 				sent++;
 			else
@@ -255,6 +254,7 @@ void cnbus_cbus_exit(void)
 		direct += q->sent_direct;
 		dropped += q->dropped;
 	}
-	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu sent_direct %llu dropped %llu\n",
+	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu sent_direct %llu "
+		"dropped %llu\n",
 		pending, inserted, sent, direct, dropped);
 }

@@ -98,8 +98,7 @@ int cnbus_group_of(const struct cb_id *id, u32 *group)
 	return err;
 }
 
-int cnbus_add_callback(const struct cb_id *id, const char *name,
-		       cnbus_callback_t callback)
+int cnbus_add_callback(const struct cb_id *id, const char *name, cnbus_callback_t callback)
 {
 	struct cnbus_callback *cb;
 	int err;
@@ -197,8 +196,7 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp)
 	skb = cnbus_msg_skb(msg, 0, gfp);
 	if (!skb)
 		return -ENOMEM;
-	return min(0, netlink_unicast(cnbus_nls, skb, portid,
-				      !gfpflags_allow_blocking(gfp)));
+	return min(0, netlink_unicast(cnbus_nls, skb, portid, !gfpflags_allow_blocking(gfp)));
 }
 EXPORT_SYMBOL_GPL(cnbus_reply);
 
@@ -245,8 +243,7 @@ static int cnbus_rx_msg(struct sk_buff *skb, struct nlmsghdr *nlh)
 		return -EMSGSIZE;
 	}
 	/* Exactly cn_msg.len bytes, plus netlink alignment padding at most. */
-	if (payload < msg->len ||
-	    payload > NLMSG_ALIGN(sizeof(*msg) + msg->len) - sizeof(*msg)) {
+	if (payload < msg->len || payload > NLMSG_ALIGN(sizeof(*msg) + msg->len) - sizeof(*msg)) {
 		cnbus_refuse(CNBUS_REFUSED_BAD_LEN);
 		return -EINVAL;
 	}
@@ -349,14 +346,13 @@ static int __init cnbus_init(void)
 	if (err)
 		goto out_release_nls;
 
-	if (!proc_create_single("cnbus", 0444, init_net.proc_net,
-				cnbus_proc_show)) {
+	if (!proc_create_single("cnbus", 0444, init_net.proc_net, cnbus_proc_show)) {
 		err = -ENOMEM;
 		goto out_genl_exit;
 	}
 
-	pr_info("version %s on netlink unit %d, %u groups\n", CNBUS_VERSION,
-		cnbus_unit, cnbus_groups);
+	pr_info("version %s on netlink unit %d, %u groups\n", CNBUS_VERSION, cnbus_unit,
+		cnbus_groups);
 	return 0;
 
 out_genl_exit:
@@ -373,7 +369,7 @@ static void __exit cnbus_exit(void)
 {
 	remove_proc_entry("cnbus", init_net.proc_net);
 	cnbus_genl_exit();
-	cnbus_cbus_exit();	/* drains the queues through cnbus_nls */
+	cnbus_cbus_exit(); /* drains the queues through cnbus_nls */
 	netlink_kernel_release(cnbus_nls);
 	cnbus_notify_exit();
 	WARN_ON(!list_empty(&cnbus_callbacks));

@@ -43,8 +43,7 @@ static int cnbus_genl_put_callbacks(struct sk_buff *skb)
 	rcu_read_lock();
 	list_for_each_entry_rcu(cb, &cnbus_callbacks, list) {
 		one = nla_nest_start(skb, CNBUS_A_CALLBACK);
-		if (!one ||
-		    nla_put_u32(skb, CNBUS_CB_A_IDX, cb->id.idx) ||
+		if (!one || nla_put_u32(skb, CNBUS_CB_A_IDX, cb->id.idx) ||
 		    nla_put_u32(skb, CNBUS_CB_A_VAL, cb->id.val) ||
 		    nla_put_string(skb, CNBUS_CB_A_NAME, cb->name)) {
 			err = -EMSGSIZE;
@@ -71,16 +70,12 @@ static int cnbus_genl_put_cpus(struct sk_buff *skb)
 	for_each_possible_cpu(cpu) {
 		cnbus_cbus_read(cpu, &st);
 		one = nla_nest_start(skb, CNBUS_A_CPU);
-		if (!one ||
-		    nla_put_u32(skb, CNBUS_CPU_A_ID, cpu) ||
-		    nla_put_u64_64bit(skb, CNBUS_CPU_A_INSERTED, st.inserted,
+		if (!one || nla_put_u32(skb, CNBUS_CPU_A_ID, cpu) ||
+		    nla_put_u64_64bit(skb, CNBUS_CPU_A_INSERTED, st.inserted, CNBUS_CPU_A_PAD) ||
+		    nla_put_u64_64bit(skb, CNBUS_CPU_A_SENT, st.sent, CNBUS_CPU_A_PAD) ||
+		    nla_put_u64_64bit(skb, CNBUS_CPU_A_SENT_DIRECT, st.sent_direct,
 				      CNBUS_CPU_A_PAD) ||
-		    nla_put_u64_64bit(skb, CNBUS_CPU_A_SENT, st.sent,
-				      CNBUS_CPU_A_PAD) ||
-		    nla_put_u64_64bit(skb, CNBUS_CPU_A_SENT_DIRECT,
-				      st.sent_direct, CNBUS_CPU_A_PAD) ||
-		    nla_put_u64_64bit(skb, CNBUS_CPU_A_DROPPED, st.dropped,
-				      CNBUS_CPU_A_PAD) ||
+		    nla_put_u64_64bit(skb, CNBUS_CPU_A_DROPPED, st.dropped, CNBUS_CPU_A_PAD) ||
 		    nla_put_u32(skb, CNBUS_CPU_A_QUEUED, st.queued))
 			return -EMSGSIZE;
 		nla_nest_end(skb, one);
@@ -99,8 +94,7 @@ static int cnbus_genl_put_refused(struct sk_buff *skb)
 		return -EMSGSIZE;
 	for (i = 0; i < CNBUS_REFUSED_NR; i++)
 		if (nla_put_u64_64bit(skb, cnbus_refused_attr[i],
-				      atomic64_read(&cnbus_stats.refused[i]),
-				      CNBUS_REFUSED_A_PAD))
+				      atomic64_read(&cnbus_stats.refused[i]), CNBUS_REFUSED_A_PAD))
 			return -EMSGSIZE;
 	nla_nest_end(skb, nest);
 	return 0;
@@ -110,8 +104,7 @@ static int cnbus_genl_fill(struct sk_buff *skb, struct genl_info *info)
 {
 	void *hdr;
 
-	hdr = genlmsg_put_reply(skb, info, &cnbus_genl_family, 0,
-				CNBUS_CMD_GET);
+	hdr = genlmsg_put_reply(skb, info, &cnbus_genl_family, 0, CNBUS_CMD_GET);
 	if (!hdr)
 		return -EMSGSIZE;
 	if (nla_put_u32(skb, CNBUS_A_UNIT, cnbus_unit) ||
@@ -120,10 +113,9 @@ static int cnbus_genl_fill(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(skb, CNBUS_A_MAX_NOTIFY, cnbus_max_notify) ||
 	    nla_put_u32(skb, CNBUS_A_NOTIFY_COUNT, cnbus_notify_count()) ||
 	    nla_put_u32(skb, CNBUS_A_CBUS_QLEN, cnbus_cbus_qlen) ||
-	    nla_put_u64_64bit(skb, CNBUS_A_RECEIVED,
-			      atomic64_read(&cnbus_stats.received), CNBUS_A_PAD) ||
-	    nla_put_u64_64bit(skb, CNBUS_A_DISPATCHED,
-			      atomic64_read(&cnbus_stats.dispatched),
+	    nla_put_u64_64bit(skb, CNBUS_A_RECEIVED, atomic64_read(&cnbus_stats.received),
+			      CNBUS_A_PAD) ||
+	    nla_put_u64_64bit(skb, CNBUS_A_DISPATCHED, atomic64_read(&cnbus_stats.dispatched),
 			      CNBUS_A_PAD) ||
 	    cnbus_genl_put_callbacks(skb) || cnbus_genl_put_cpus(skb) ||
 	    cnbus_genl_put_refused(skb)) {
@@ -156,8 +148,8 @@ static int cnbus_genl_get(struct sk_buff *skb, struct genl_info *info)
 
 static const struct genl_small_ops cnbus_genl_ops[] = {
 	{
-		.cmd = CNBUS_CMD_GET,
-		.doit = cnbus_genl_get,
+	    .cmd = CNBUS_CMD_GET,
+	    .doit = cnbus_genl_get,
 	},
 };
 

@@ -13,16 +13,16 @@
 
 #include "cnbus.h"
 
-#define CNBUS_VERSION "0.1.0"
+#define CNBUS_VERSION  "0.1.0"
 #define CNBUS_NAME_LEN 32
 
 struct cnbus_callback {
-	struct list_head list;		/* in cnbus_callbacks, RCU */
+	struct list_head list; /* in cnbus_callbacks, RCU */
 	struct cb_id id;
 	char name[CNBUS_NAME_LEN];
 	cnbus_callback_t callback;
-	refcount_t refcnt;		/* list reference + one per call */
-	struct completion released;	/* refcnt reached zero */
+	refcount_t refcnt;	    /* list reference + one per call */
+	struct completion released; /* refcnt reached zero */
 };
 
 enum cnbus_refusal {

@@ -52,18 +52,15 @@ static bool cnbus_in_ranges(u32 v, const struct cn_notify_req *r, u32 n)
 	return false;
 }
 
-static bool cnbus_entry_matches(const struct cnbus_notify_entry *e,
-				const struct cb_id *id)
+static bool cnbus_entry_matches(const struct cnbus_notify_entry *e, const struct cb_id *id)
 {
 	return cnbus_in_ranges(id->idx, e->ranges, e->idx_num) &&
 	       cnbus_in_ranges(id->val, e->ranges + e->idx_num, e->val_num);
 }
 
-static bool cnbus_entry_same(const struct cnbus_notify_entry *e,
-			     const struct cn_ctl_msg *ctl)
+static bool cnbus_entry_same(const struct cnbus_notify_entry *e, const struct cn_ctl_msg *ctl)
 {
-	return e->idx_num == ctl->idx_notify_num &&
-	       e->val_num == ctl->val_notify_num &&
+	return e->idx_num == ctl->idx_notify_num && e->val_num == ctl->val_notify_num &&
 	       !memcmp(e->ranges, ctl->data, ctl->len);
 }
 
@@ -97,16 +94,14 @@ int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 	int err = 0;
 	bool found = false;
 
-	if (msg->len < sizeof(*ctl) ||
-	    ctl->idx_notify_num > CN_NOTIFY_MAX_RANGES ||
+	if (msg->len < sizeof(*ctl) || ctl->idx_notify_num > CN_NOTIFY_MAX_RANGES ||
 	    ctl->val_notify_num > CN_NOTIFY_MAX_RANGES ||
 	    ctl->idx_notify_num + ctl->val_notify_num > CN_NOTIFY_MAX_RANGES)
 		goto inval;
 	nranges = ctl->idx_notify_num + ctl->val_notify_num;
 	if (!ctl->idx_notify_num || !ctl->val_notify_num ||
 	    ctl->len != nranges * sizeof(struct cn_notify_req) ||
-	    msg->len != sizeof(*ctl) + ctl->len ||
-	    ctl->group > cnbus_groups)
+	    msg->len != sizeof(*ctl) + ctl->len || ctl->group > cnbus_groups)
 		goto inval;
 
 	if (!netlink_capable(skb, CAP_NET_ADMIN)) {

@@ -43,22 +43,22 @@
 #define timer_delete_sync(t) del_timer_sync(t)
 #endif
 
-#define CNBUS_TEST_IDX 0x123
-#define CNBUS_TEST_ECHO_A 0x456
-#define CNBUS_TEST_ECHO_B 0x457
-#define CNBUS_TEST_BURST 0x458
-#define CNBUS_TEST_MCAST 0x459
-#define CNBUS_TEST_UNKNOWN 0x999
+#define CNBUS_TEST_IDX		 0x123
+#define CNBUS_TEST_ECHO_A	 0x456
+#define CNBUS_TEST_ECHO_B	 0x457
+#define CNBUS_TEST_BURST	 0x458
+#define CNBUS_TEST_MCAST	 0x459
+#define CNBUS_TEST_UNKNOWN	 0x999
 #define CNBUS_TEST_BURST_HARDIRQ 0x1
-#define CNBUS_TEST_TEXT 48
-#define CNBUS_TEST_IRQ_BATCH 64
+#define CNBUS_TEST_TEXT		 48
+#define CNBUS_TEST_IRQ_BATCH	 64
 
 struct cnbus_test_burst {
-	__u32 count;	/* inserts per CPU */
-	__u32 flags;	/* CNBUS_TEST_BURST_* */
-	__u32 cpus;	/* reply: CPUs that took part */
+	__u32 count; /* inserts per CPU */
+	__u32 flags; /* CNBUS_TEST_BURST_* */
+	__u32 cpus;  /* reply: CPUs that took part */
 	__u32 pad;
-	__u64 inserted;	/* reply: inserts accepted */
+	__u64 inserted; /* reply: inserts accepted */
 	__u64 refused;	/* reply: inserts refused */
 };
 
@@ -250,8 +250,7 @@ static void cnbus_test_timer_fn(struct timer_list *t)
 	m.msg.id.val = CNBUS_TEST_ECHO_A;
 	m.msg.seq = (u32)cnbus_test_counter;
 	m.msg.ack = cpu;
-	n = scnprintf(m.text, sizeof(m.text), "cpu=%u counter=%llu", cpu,
-		      cnbus_test_counter);
+	n = scnprintf(m.text, sizeof(m.text), "cpu=%u counter=%llu", cpu, cnbus_test_counter);
 	m.msg.len = n + 1;
 	if (!cnbus_insert(&m.msg, GFP_ATOMIC))
 		cnbus_test_counter++;
@@ -271,8 +270,7 @@ static int __init cnbus_test_init(void)
 	unsigned int cpu;
 	int err;
 
-	cnbus_test_cpus = kcalloc(nr_cpu_ids, sizeof(*cnbus_test_cpus),
-				  GFP_KERNEL);
+	cnbus_test_cpus = kcalloc(nr_cpu_ids, sizeof(*cnbus_test_cpus), GFP_KERNEL);
 	if (!cnbus_test_cpus)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
@@ -283,27 +281,22 @@ static int __init cnbus_test_init(void)
 		init_completion(&c->done);
 	}
 
-	err = cnbus_add_callback(&cnbus_test_ids[0], "cnbus_test_a",
-				 cnbus_test_echo);
+	err = cnbus_add_callback(&cnbus_test_ids[0], "cnbus_test_a", cnbus_test_echo);
 	if (err)
 		goto out_free_cpus;
-	err = cnbus_add_callback(&cnbus_test_ids[1], "cnbus_test_b",
-				 cnbus_test_echo);
+	err = cnbus_add_callback(&cnbus_test_ids[1], "cnbus_test_b", cnbus_test_echo);
 	if (err)
 		goto out_del_a;
-	err = cnbus_add_callback(&cnbus_test_ids[2], "cnbus_test_burst",
-				 cnbus_test_burst);
+	err = cnbus_add_callback(&cnbus_test_ids[2], "cnbus_test_burst", cnbus_test_burst);
 	if (err)
 		goto out_del_b;
-	err = cnbus_add_callback(&cnbus_test_ids[3], "cnbus_test_mcast",
-				 cnbus_test_mcast);
+	err = cnbus_add_callback(&cnbus_test_ids[3], "cnbus_test_mcast", cnbus_test_mcast);
 	if (err)
 		goto out_del_burst;
 
 	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
 	if (period_ms)
-		mod_timer(&cnbus_test_timer,
-			  jiffies + msecs_to_jiffies(period_ms));
+		mod_timer(&cnbus_test_timer, jiffies + msecs_to_jiffies(period_ms));
 
 	pr_info("loaded, timer period %u ms\n", period_ms);
 	return 0;

@@ -19,7 +19,7 @@
 #ifndef LIBCN_KMOD_GENL_H
 #define LIBCN_KMOD_GENL_H
 
-#define CNBUS_GENL_NAME "cnbus"
+#define CNBUS_GENL_NAME	   "cnbus"
 #define CNBUS_GENL_VERSION 1
 
 enum cnbus_genl_cmd {
@@ -32,20 +32,20 @@ enum cnbus_genl_cmd {
 /* Top level attributes of the CNBUS_CMD_GET reply. */
 enum cnbus_genl_attr {
 	CNBUS_A_UNSPEC,
-	CNBUS_A_PAD,	       /* padding for u64 attributes */
-	CNBUS_A_UNIT,	       /* u32: netlink unit (protocol) of the bus */
-	CNBUS_A_VERSION,       /* string: module version */
-	CNBUS_A_GROUPS,	       /* u32: number of multicast groups of the unit */
-	CNBUS_A_MAX_NOTIFY,    /* u32: bound on notification requests */
-	CNBUS_A_NOTIFY_COUNT,  /* u32: notification requests registered now */
-	CNBUS_A_CBUS_QLEN,     /* u32: bound on each per-CPU CBUS queue */
-	CNBUS_A_RECEIVED,      /* u64: messages received from userspace */
-	CNBUS_A_DISPATCHED,    /* u64: messages that reached a callback */
-	CNBUS_A_CALLBACKS,     /* nest: CNBUS_A_CALLBACK entries */
-	CNBUS_A_CALLBACK,      /* nest: CNBUS_CB_A_* */
-	CNBUS_A_CPUS,	       /* nest: CNBUS_A_CPU entries */
-	CNBUS_A_CPU,	       /* nest: CNBUS_CPU_A_* */
-	CNBUS_A_REFUSED,       /* nest: CNBUS_REFUSED_A_* */
+	CNBUS_A_PAD,	      /* padding for u64 attributes */
+	CNBUS_A_UNIT,	      /* u32: netlink unit (protocol) of the bus */
+	CNBUS_A_VERSION,      /* string: module version */
+	CNBUS_A_GROUPS,	      /* u32: number of multicast groups of the unit */
+	CNBUS_A_MAX_NOTIFY,   /* u32: bound on notification requests */
+	CNBUS_A_NOTIFY_COUNT, /* u32: notification requests registered now */
+	CNBUS_A_CBUS_QLEN,    /* u32: bound on each per-CPU CBUS queue */
+	CNBUS_A_RECEIVED,     /* u64: messages received from userspace */
+	CNBUS_A_DISPATCHED,   /* u64: messages that reached a callback */
+	CNBUS_A_CALLBACKS,    /* nest: CNBUS_A_CALLBACK entries */
+	CNBUS_A_CALLBACK,     /* nest: CNBUS_CB_A_* */
+	CNBUS_A_CPUS,	      /* nest: CNBUS_A_CPU entries */
+	CNBUS_A_CPU,	      /* nest: CNBUS_CPU_A_* */
+	CNBUS_A_REFUSED,      /* nest: CNBUS_REFUSED_A_* */
 	__CNBUS_A_MAX,
 };
 #define CNBUS_A_MAX (__CNBUS_A_MAX - 1)

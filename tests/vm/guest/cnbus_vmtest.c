@@ -33,13 +33,13 @@
 
 #include "kstat.h"
 
-#define T_IDX 0x123
-#define T_ECHO_A 0x456
-#define T_ECHO_B 0x457
-#define T_BURST 0x458
-#define T_MCAST 0x459
+#define T_IDX		0x123
+#define T_ECHO_A	0x456
+#define T_ECHO_B	0x457
+#define T_BURST		0x458
+#define T_MCAST		0x459
 #define T_BURST_HARDIRQ 0x1
-#define NOTIFY_GROUP 0x200
+#define NOTIFY_GROUP	0x200
 
 struct burst_req {
 	uint32_t count, flags, cpus, pad;
@@ -53,16 +53,16 @@ static int npass, nfail, nskip, ntest;
 static unsigned int burst_n = 50000;
 static unsigned int echo_n = 5000;
 
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			printf("#   FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-			fflush(stdout);                                    \
-			rc = 1;                                            \
-			goto out;                                          \
-		}                                                          \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("#   FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);               \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+			fflush(stdout);                                                            \
+			rc = 1;                                                                    \
+			goto out;                                                                  \
+		}                                                                                  \
 	} while (0)
 
 static void info(const char *fmt, ...)
@@ -344,7 +344,7 @@ static int t_unknown_id_refused(void)
 	CHECK(r == 0, "cn_send %d", r);
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	CHECK(k1.refused[CNBUS_REFUSED_A_NO_CALLBACK] ==
-		      k0.refused[CNBUS_REFUSED_A_NO_CALLBACK] + 1,
+		  k0.refused[CNBUS_REFUSED_A_NO_CALLBACK] + 1,
 	      "no_callback %" PRIu64 " -> %" PRIu64, k0.refused[CNBUS_REFUSED_A_NO_CALLBACK],
 	      k1.refused[CNBUS_REFUSED_A_NO_CALLBACK]);
 	/* With NLM_F_ACK the refusal comes back as an NLMSG_ERROR. */
@@ -466,10 +466,11 @@ static int t_malformed_blaster(void)
 	CHECK(k1.received - k0.received >= sent + garbage, "received count");
 	/* Exact counts for everything but the garbage, whose class is random. */
 	for (i = CNBUS_REFUSED_A_SHORT; i <= CNBUS_REFUSED_A_MAX; i++)
-		CHECK(k1.refused[i] - k0.refused[i] >= want[i], "refused[%u] %" PRIu64 " < %" PRIu64,
-		      i, k1.refused[i] - k0.refused[i], want[i]);
+		CHECK(k1.refused[i] - k0.refused[i] >= want[i],
+		      "refused[%u] %" PRIu64 " < %" PRIu64, i, k1.refused[i] - k0.refused[i],
+		      want[i]);
 	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_INVAL] - k0.refused[CNBUS_REFUSED_A_NOTIFY_INVAL] ==
-		      want[CNBUS_REFUSED_A_NOTIFY_INVAL],
+		  want[CNBUS_REFUSED_A_NOTIFY_INVAL],
 	      "notify_inval");
 	close(fd);
 	fd = -1;
@@ -509,8 +510,8 @@ static int t_cbus_timer_order(void)
 		      "text '%s'", (const char *)m.msg->data);
 		CHECK(cpu < KSTAT_MAX_CPUS && cpu == m.msg->ack, "cpu %u ack %u", cpu, m.msg->ack);
 		CHECK(m.msg->seq == (uint32_t)counter, "seq %u counter %llu", m.msg->seq, counter);
-		CHECK((long long)counter > last[cpu], "cpu %u: counter %llu after %lld", cpu, counter,
-		      last[cpu]);
+		CHECK((long long)counter > last[cpu], "cpu %u: counter %llu after %lld", cpu,
+		      counter, last[cpu]);
 		last[cpu] = (long long)counter;
 		percpu[cpu]++;
 	}
@@ -648,7 +649,8 @@ static int t_notify_unprivileged(void)
 	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 	CHECK(kstat_get(&k1) == 0, "kstat");
-	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM] == k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 2,
+	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM] ==
+		  k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 2,
 	      "notify_perm %" PRIu64 " -> %" PRIu64, k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM],
 	      k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM]);
 	CHECK(k1.notify_count == k0.notify_count, "a request was added");
@@ -679,7 +681,7 @@ static int t_notify_bound(void)
 	     k1.refused[CNBUS_REFUSED_A_NOTIFY_FULL] - k0.refused[CNBUS_REFUSED_A_NOTIFY_FULL]);
 	CHECK(k1.notify_count == max, "count %u", k1.notify_count);
 	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_FULL] ==
-		      k0.refused[CNBUS_REFUSED_A_NOTIFY_FULL] + 1 + k0.notify_count,
+		  k0.refused[CNBUS_REFUSED_A_NOTIFY_FULL] + 1 + k0.notify_count,
 	      "full refusals");
 	/* One removal removes every request with these ranges. */
 	msg = cn_notify_build_remove(buf, sizeof(buf), &idx, 1, &val, 1);
@@ -695,7 +697,7 @@ out:
 struct rx {
 	struct cn_sock *s;
 	volatile int stop;
-	volatile uint64_t got;	      /* burst messages */
+	volatile uint64_t got; /* burst messages */
 	volatile uint64_t overruns;
 	uint64_t order_breaks;
 	long long last[KSTAT_MAX_CPUS];
@@ -754,8 +756,8 @@ static int wait_drained(struct kstat *k, double timeout_s)
 	}
 }
 
-static int burst(unsigned int count, uint32_t flags, int rcvbuf, int read_live,
-		 struct rx *rx, struct kstat *k0, struct kstat *k1, struct burst_req *res)
+static int burst(unsigned int count, uint32_t flags, int rcvbuf, int read_live, struct rx *rx,
+		 struct kstat *k0, struct kstat *k1, struct burst_req *res)
 {
 	struct cn_sock *c = open_sock(0, 0);
 	unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
@@ -880,8 +882,8 @@ static int t_cbus_overrun_reported(void)
 	}
 	CHECK(r == -EAGAIN, "last recv %d", r);
 	CHECK(cn_stats(rx.s, &st) == 0, "cn_stats");
-	info("small buffer: %" PRIu64 " of %" PRIu64 " arrived, ENOBUFS %d, overruns %" PRIu64,
-	     got, want, enobufs, st.overruns);
+	info("small buffer: %" PRIu64 " of %" PRIu64 " arrived, ENOBUFS %d, overruns %" PRIu64, got,
+	     want, enobufs, st.overruns);
 	CHECK(got < want, "everything fit in a 4 KiB buffer?");
 	CHECK(enobufs >= 1 && st.overruns >= 1, "overrun not reported");
 out:

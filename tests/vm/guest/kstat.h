@@ -10,7 +10,7 @@
 #include <libcn/kmod_genl.h>
 
 #define KSTAT_MAX_CPUS 64
-#define KSTAT_MAX_CBS 64
+#define KSTAT_MAX_CBS  64
 
 struct kstat_cpu {
 	uint32_t id;
