@@ -410,7 +410,11 @@ int main(int argc, char **argv)
 				ours_exec++;
 			break;
 		case PROC_EVENT_EXIT:
-			if (ev.ptgid == storm && storm > 0 && ev.pid == ev.tgid)
+			/* An exit is sent after exit_notify: a child already
+			 * reaped may carry parent 0, so its fork marks it too. */
+			if (ev.pid == ev.tgid && storm > 0 &&
+			    (ev.ptgid == storm ||
+			     ((uint32_t)ev.tgid < (1u << 22) && mine[ev.tgid])))
 				ours_exit++;
 			if ((uint32_t)ev.tgid < (1u << 22) && ev.pid == ev.tgid)
 				mine[ev.tgid] = 0;

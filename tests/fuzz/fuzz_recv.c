@@ -123,8 +123,8 @@ static struct cn_sock *s, *any;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	/* batch 16: socket.c's aligned_alloc(64, nslots * CN_SLOT_SIZE) is only
-	 * valid C11 when nslots is a multiple of 16 (ASan refuses others). */
+	/* batch 16 (until b5087d8, aligned_alloc(64, nslots * CN_SLOT_SIZE)
+	 * was refused by ASan for nslots not a multiple of 16). */
 	struct cn_open_opts o = { .sz = sizeof(o), .batch = 16, .backlog = 64 * 1024 };
 
 	(void)argc;

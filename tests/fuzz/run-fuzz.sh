@@ -55,9 +55,12 @@ for t in "${targets[@]}"; do
 	[ -d "$here/corpus/$t" ] && cp -n "$here/corpus/$t"/* "$corpus"/ 2>/dev/null || true
 	echo "run-fuzz: $t for ${secs}s" >&2
 	set +e
-	"$out/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -jobs="$jobs" \
-		-workers="$jobs" -print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" \
-		"$corpus" >"$out/$t.log" 2>&1
+	par=()
+	[ "$jobs" -gt 1 ] && par=(-jobs="$jobs" -workers="$jobs")
+	# From $out: with -jobs, libFuzzer writes fuzz-N.log into the current directory.
+	(cd "$out" && "$out/bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+		"${par[@]}" -print_final_stats=1 -artifact_prefix="$out/artifacts/$t-" \
+		"$corpus" >"$out/$t.log" 2>&1)
 	rc=$?
 	set -e
 	if [ "$t" = fuzz_recv ] && grep -q "fuzz_recv: cn_open" "$out/$t.log"; then
