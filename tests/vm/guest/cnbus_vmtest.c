@@ -363,6 +363,87 @@ out:
 	return rc;
 }
 
+/* Several messages in one datagram: every one is handled. */
+static int t_multi_message_datagram(void)
+{
+	char raw[1024];
+	struct kstat k0, k1;
+	size_t off = 0, len;
+	char buf[8192];
+	ssize_t n;
+	int rc = 0, fd = raw_open(), replies = 0, acks = 0;
+
+	CHECK(fd >= 0, "raw_open");
+	CHECK(kstat_get(&k0) == 0, "kstat");
+	/* echo, unknown id, echo; each NLM_F_ACK */
+	off += raw_build(raw + off, T_IDX, T_ECHO_A, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 201);
+	off += raw_build(raw + off, 0x999, 0x3, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 202);
+	off += raw_build(raw + off, T_IDX, T_ECHO_B, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 203);
+	CHECK(raw_send(fd, raw, off) == 0, "send");
+	CHECK(kstat_get(&k1) == 0, "kstat");
+	CHECK(k1.received - k0.received == 3, "received %" PRIu64, k1.received - k0.received);
+	CHECK(k1.dispatched - k0.dispatched == 2, "dispatched %" PRIu64,
+	      k1.dispatched - k0.dispatched);
+	CHECK(k1.refused[CNBUS_REFUSED_A_NO_CALLBACK] - k0.refused[CNBUS_REFUSED_A_NO_CALLBACK] ==
+		  1,
+	      "no_callback");
+	/* Two echo replies and three acks (0, -ENODEV, 0), in order. */
+	while (replies + acks < 5) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		n = recv(fd, buf, sizeof(buf), 0);
+		CHECK(n > 0, "recv: %s", strerror(errno));
+		for (len = (size_t)n; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				int err = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+
+				CHECK(h->nlmsg_seq == 201u + (unsigned int)acks, "ack seq %u",
+				      h->nlmsg_seq);
+				CHECK(err == (acks == 1 ? -ENODEV : 0), "ack %d error %d", acks,
+				      err);
+				acks++;
+			} else {
+				struct cn_msg *m = NLMSG_DATA(h);
+
+				CHECK(m->seq == (replies ? 203u : 201u), "reply seq %u", m->seq);
+				CHECK(m->ack == 1, "reply ack %u", m->ack);
+				replies++;
+			}
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Echo from several processes at once: every request gets its reply. */
+static int t_echo_concurrent(void)
+{
+	enum { KIDS = 4, N = 1000 };
+	pid_t kids[KIDS];
+	int rc = 0, i, status, bad = 0;
+
+	for (i = 0; i < KIDS; i++) {
+		kids[i] = fork();
+		CHECK(kids[i] >= 0, "fork");
+		if (!kids[i]) {
+			struct cn_sock *s = open_sock(0, 0);
+
+			_exit(s && !echo_round_trips(s, i & 1 ? T_ECHO_B : T_ECHO_A, N) ? 0 : 1);
+		}
+	}
+	for (i = 0; i < KIDS; i++) {
+		CHECK(waitpid(kids[i], &status, 0) == kids[i], "waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	CHECK(bad == 0, "%d of %d processes failed", bad, KIDS);
+	info("%d processes x %d round trips", KIDS, N);
+out:
+	return rc;
+}
+
 static int t_malformed_blaster(void)
 {
 	enum { ROUNDS = 300 };
@@ -1133,6 +1214,8 @@ int main(int argc, char **argv)
 	run("echo", t_echo, argc, argv);
 	run("group_two_subscribers", t_group_two_subscribers, argc, argv);
 	run("unknown_id_refused", t_unknown_id_refused, argc, argv);
+	run("echo_concurrent", t_echo_concurrent, argc, argv);
+	run("multi_message_datagram", t_multi_message_datagram, argc, argv);
 	run("malformed_blaster", t_malformed_blaster, argc, argv);
 	run("cbus_timer_order", t_cbus_timer_order, argc, argv);
 	run("notify_add_remove", t_notify_add_remove, argc, argv);
