@@ -69,7 +69,7 @@ static int is_ack(const uint8_t *b, ssize_t n, uint32_t *got_ack)
 
 /* ---- raw naive ----------------------------------------------------------- */
 
-static void run_raw(int fd, unsigned long n, struct tally *t)
+CNB_NOINLINE static void run_raw(int fd, unsigned long n, struct tally *t)
 {
 	static uint8_t b[65536];
 	struct cnb_proc_req r;
@@ -111,7 +111,7 @@ static void discard(const struct cn_message *m, void *arg)
 	(void)arg;
 }
 
-static void run_libcn(struct cn_sock *s, unsigned long n, struct tally *t)
+CNB_NOINLINE static void run_libcn(struct cn_sock *s, unsigned long n, struct tally *t)
 {
 	union {
 		struct cn_msg m;
@@ -135,7 +135,7 @@ static void run_libcn(struct cn_sock *s, unsigned long n, struct tally *t)
 
 /* ---- raw pipeline -------------------------------------------------------- */
 
-static void run_raw_pipe(int fd, unsigned long n, unsigned int w, struct tally *t)
+CNB_NOINLINE static void run_raw_pipe(int fd, unsigned long n, unsigned int w, struct tally *t)
 {
 	static struct cnb_proc_req reqs[WMAX];
 	static uint8_t bufs[WMAX][4096];
@@ -213,7 +213,8 @@ static void run_raw_pipe(int fd, unsigned long n, unsigned int w, struct tally *
 
 /* ---- libcn async --------------------------------------------------------- */
 
-static void run_libcn_async(struct cn_sock *s, unsigned long n, unsigned int w, struct tally *t)
+CNB_NOINLINE static void run_libcn_async(struct cn_sock *s, unsigned long n, unsigned int w,
+					 struct tally *t)
 {
 	static union {
 		struct cn_msg m;
