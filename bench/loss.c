@@ -34,7 +34,8 @@ static volatile int stop;
 static volatile pid_t want;	     /* marker whose exit the main thread awaits */
 static volatile int want_seen;	     /* set by the reader */
 static volatile unsigned long idles; /* receive timeouts seen by the reader */
-static unsigned long received, overruns, errors;
+static unsigned long received, overruns, errors, parent0;
+static uint8_t mine[1u << 22]; /* pids our fork events named */
 
 static void *reader(void *arg)
 {
@@ -55,8 +56,23 @@ static void *reader(void *arg)
 			errors++;
 			continue;
 		}
-		if (ev.parent_tgid == self && (ev.what == CN_PROC_FORK || ev.what == CN_PROC_EXIT))
+		/* An exit is sent after exit_notify: a child already reaped may
+		 * carry parent 0, so children are also known by their fork. */
+		if (ev.what == CN_PROC_FORK && (uint32_t)ev.tgid < (1u << 22))
+			mine[ev.tgid] = ev.parent_tgid == self;
+		if (ev.what == CN_PROC_FORK && ev.parent_tgid == self) {
 			received++;
+		} else if (ev.what == CN_PROC_EXIT && ev.pid == ev.tgid) {
+			int ours = ev.parent_tgid == self;
+
+			if ((uint32_t)ev.tgid < (1u << 22)) {
+				if (mine[ev.tgid] && ev.parent_tgid != self)
+					parent0++;
+				ours |= mine[ev.tgid];
+				mine[ev.tgid] = 0;
+			}
+			received += ours;
+		}
 		if (ev.what == CN_PROC_EXIT && ev.tgid == want)
 			__atomic_store_n(&want_seen, 1, __ATOMIC_SEQ_CST);
 	}
@@ -161,7 +177,6 @@ int main(int argc, char **argv)
 	 * awaited); count from a clean slate. */
 	received = 0;
 	cn_proc_stats(s, &st0);
-	unsigned long generated0 = 0;
 
 	for (long i = 0; i < children; i++) {
 		int wst;
@@ -192,16 +207,17 @@ int main(int argc, char **argv)
 	pthread_join(th, NULL);
 	cn_proc_stats(s, &st);
 
-	unsigned long generated = generated0 + 2 * (unsigned long)(children + close_spawned);
+	unsigned long generated = 2 * (unsigned long)(children + close_spawned);
 	unsigned long reported = (unsigned long)(st.lost - st0.lost);
 	long silent = (long)generated - (long)received - (long)reported;
 
 	if (silent < 0)
 		silent = 0;
 	printf("loss children=%ld markers=%ld missed_markers=%ld rcvbuf=%d generated=%lu "
-	       "received=%lu reported_lost=%lu overruns=%lu errors=%lu silent=%ld\n",
+	       "received=%lu reported_lost=%lu overruns=%lu errors=%lu exits_with_parent0=%lu "
+	       "silent=%ld\n",
 	       children, spawned + close_spawned, missed, rcvbuf, generated, received, reported,
-	       (unsigned long)(st.overruns - st0.overruns), errors, silent);
+	       (unsigned long)(st.overruns - st0.overruns), errors, parent0, silent);
 	cn_close(s);
 	return 0;
 }
