@@ -3,9 +3,10 @@
  * fuzz_recv.c - libFuzzer target: the whole receive path of a socket.
  *
  * Linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=sendmsg,
- * --wrap=sendmmsg,--wrap=poll: the library's receive calls return datagrams
- * taken from the input instead of the kernel's, and its sends succeed
- * without reaching the kernel. Input: records of
+ * --wrap=sendmmsg,--wrap=poll,--wrap=clock_gettime: the library's receive
+ * calls return datagrams taken from the input instead of the kernel's, its
+ * sends succeed without reaching the kernel, and its clock runs 1 ms
+ * faster on every reading (so request timeouts expire at once). Input: records of
  *   u16 length (little-endian), u8 sender port (0: the kernel), u8 flags
  *   (bit 0: report MSG_TRUNC), then `length` datagram bytes.
  * Each input is read through cn_recv, then again through cn_recv_batch +
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
 
@@ -30,6 +32,8 @@ int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags, stru
 ssize_t __wrap_sendmsg(int fd, const struct msghdr *mh, int flags);
 int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts);
+int __real_clock_gettime(clockid_t clk, struct timespec *ts);
 
 static const uint8_t *in;
 static size_t in_len, in_off;
@@ -117,6 +121,23 @@ int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout)
 	(void)n;
 	(void)timeout;
 	return 0; /* nothing more will come: the caller times out */
+}
+
+int __wrap_clock_gettime(clockid_t clk, struct timespec *ts)
+{
+	static int64_t skew_ns;
+	int r = __real_clock_gettime(clk, ts);
+
+	if (r == 0) {
+		skew_ns += 1000000;
+		ts->tv_sec += (time_t)(skew_ns / 1000000000);
+		ts->tv_nsec += (long)(skew_ns % 1000000000);
+		if (ts->tv_nsec >= 1000000000) {
+			ts->tv_sec++;
+			ts->tv_nsec -= 1000000000;
+		}
+	}
+	return r;
 }
 
 static struct cn_sock *s, *any;
@@ -214,8 +235,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rewind_input();
 	struct cn_msg *reqs[4] = { req, req, req, req };
 
-	/* Requests time out after 1 ms (the wrapped poll never waits), so
-	 * each input starts with an empty table. Bounded. */
+	/* Requests time out after 1 ms of the wrapped clock, so each input
+	 * starts with an empty table. Bounded. */
 	(void)cn_async_send(any, reqs, NULL, 4, 0);
 	for (int i = 0; i < 100000 && cn_async_inflight(any) > 0; i++) {
 		r = cn_async_complete(any, c, 4, 1);
