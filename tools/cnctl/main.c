@@ -16,6 +16,11 @@
 
 static const struct cnctl_cmd commands[] = {
 	{ "proc", cnctl_proc, "print live process events (fork, exec, exit, ...) from the kernel" },
+	{ "send", cnctl_send, "send one message (ID as IDX.VAL; text, hex or file payload)" },
+	{ "listen", cnctl_listen, "join groups and print every message that arrives" },
+	{ "request", cnctl_request, "send a message and print its reply (seq/ack genealogy)" },
+	{ "notify", cnctl_notify, "print kmod's add/remove notifications for id ranges" },
+	{ "kmod", cnctl_kmod, "show kmod's (cnbus.ko) unit, callbacks and counters" },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -28,7 +33,8 @@ static void usage(FILE *f)
 		"       cnctl COMMAND --help\n"
 		"       cnctl --help | --version\n"
 		"\n"
-		"Talk to the Linux kernel connector (NETLINK_CONNECTOR) through libcn.\n"
+		"Talk to the Linux kernel connector (NETLINK_CONNECTOR) and to kmod\n"
+		"(cnbus.ko, on its own netlink unit) through libcn.\n"
 		"\n"
 		"Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
@@ -40,7 +46,14 @@ static void usage(FILE *f)
 		"  1  runtime error\n"
 		"  2  usage error (bad command, option or argument)\n"
 		"  3  permission denied by the kernel\n"
-		"  4  the kernel has no such connector\n");
+		"  4  the kernel has no such connector (or netlink unit), or kmod is\n"
+		"     not loaded (kmod, notify, --kmod)\n"
+		"  5  timeout: no reply (request), or fewer messages than --count\n"
+		"     within --timeout (listen, notify)\n"
+		"\n"
+		"Message commands use NETLINK_CONNECTOR (11) unless given --unit N, or\n"
+		"--kmod for the unit kmod reports; notify uses kmod's unit by default.\n"
+		"See cnctl(1).\n");
 }
 /* clang-format on */
 

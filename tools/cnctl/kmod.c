@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * kmod.c - `cnctl kmod`: what kmod (cnbus.ko) reports about itself over its
+ * generic netlink family (cn_kmod_query): unit, version, bounds, callbacks,
+ * message counters, per-CPU CBUS counters and refusal counters.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <libcn.h>
+
+#include "common.h"
+
+/* Names of the refusal counters, in enum cn_kmod_refusal order. */
+static const char *const refusal_names[CN_KMOD_REFUSED_COUNT] = {
+	[CN_KMOD_REFUSED_SHORT] = "short",
+	[CN_KMOD_REFUSED_TRUNCATED] = "truncated",
+	[CN_KMOD_REFUSED_BAD_LEN] = "bad_len",
+	[CN_KMOD_REFUSED_OVERSIZE] = "oversize",
+	[CN_KMOD_REFUSED_NO_CALLBACK] = "no_callback",
+	[CN_KMOD_REFUSED_NOTIFY_INVAL] = "notify_inval",
+	[CN_KMOD_REFUSED_NOTIFY_PERM] = "notify_perm",
+	[CN_KMOD_REFUSED_NOTIFY_FULL] = "notify_full",
+	[CN_KMOD_REFUSED_CBUS_SHUTDOWN] = "cbus_shutdown",
+};
+
+/* clang-format off */
+static void kmod_usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: cnctl kmod [--json]\n"
+		"\n"
+		"Print what kmod (cnbus.ko) reports about itself through its generic\n"
+		"netlink family \"cnbus\": the netlink unit it serves (what --kmod uses in\n"
+		"the other commands), version, groups, bounds, registered callbacks,\n"
+		"messages received and dispatched, per-CPU CBUS counters (queued,\n"
+		"inserted, sent by the worker, sent directly because the queue was full,\n"
+		"dropped) and why messages were refused.\n"
+		"\n"
+		"Options:\n"
+		"  -j, --json   one JSON object: unit, version, groups, max_notify,\n"
+		"               notify_count, cbus_qlen, received, dispatched, refused\n"
+		"               {short, truncated, bad_len, oversize, no_callback,\n"
+		"               notify_inval, notify_perm, notify_full, cbus_shutdown},\n"
+		"               truncated, callbacks [{idx, val, name}], cpus [{cpu,\n"
+		"               queued, inserted, sent, sent_direct, dropped}]\n"
+		"  -h, --help   this help\n"
+		"\n"
+		"Exit status: 0 ok, 1 runtime error, 2 usage error, 3 permission denied,\n"
+		"4 kmod not loaded.\n");
+}
+/* clang-format on */
+
+static void print_json(const struct cn_kmod_info *in)
+{
+	printf("{\"unit\":%u,\"version\":", in->unit);
+	json_string(stdout, in->version, sizeof(in->version));
+	printf(",\"groups\":%u,\"max_notify\":%u,\"notify_count\":%u,\"cbus_qlen\":%u,"
+	       "\"received\":%llu,\"dispatched\":%llu,\"refused\":{",
+	       in->groups, in->max_notify, in->notify_count, in->cbus_qlen,
+	       (unsigned long long)in->received, (unsigned long long)in->dispatched);
+	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
+		printf("%s\"%s\":%llu", i ? "," : "", refusal_names[i],
+		       (unsigned long long)in->refused[i]);
+	printf("},\"truncated\":%s,\"callbacks\":[", in->truncated ? "true" : "false");
+	for (uint32_t i = 0; i < in->ncallbacks && i < CN_KMOD_MAX_CALLBACKS; i++) {
+		const struct cn_kmod_callback *cb = &in->callbacks[i];
+
+		printf("%s{\"idx\":%u,\"val\":%u,\"name\":", i ? "," : "", cb->idx, cb->val);
+		json_string(stdout, cb->name, sizeof(cb->name));
+		putchar('}');
+	}
+	fputs("],\"cpus\":[", stdout);
+	for (uint32_t i = 0; i < in->ncpus && i < CN_KMOD_MAX_CPUS; i++) {
+		const struct cn_kmod_cpu *c = &in->cpus[i];
+
+		printf("%s{\"cpu\":%u,\"queued\":%u,\"inserted\":%llu,\"sent\":%llu,"
+		       "\"sent_direct\":%llu,\"dropped\":%llu}",
+		       i ? "," : "", c->cpu, c->queued, (unsigned long long)c->inserted,
+		       (unsigned long long)c->sent, (unsigned long long)c->sent_direct,
+		       (unsigned long long)c->dropped);
+	}
+	fputs("]}\n", stdout);
+}
+
+static void print_text(const struct cn_kmod_info *in)
+{
+	printf("kmod %.*s on netlink unit %u (%u groups)\n", (int)sizeof(in->version), in->version,
+	       in->unit, in->groups);
+	printf("messages: %llu received, %llu dispatched to callbacks\n",
+	       (unsigned long long)in->received, (unsigned long long)in->dispatched);
+	printf("notification requests: %u of at most %u\n", in->notify_count, in->max_notify);
+	printf("callbacks: %u\n", in->ncallbacks);
+	for (uint32_t i = 0; i < in->ncallbacks && i < CN_KMOD_MAX_CALLBACKS; i++)
+		printf("  0x%x.0x%x  %.*s\n", in->callbacks[i].idx, in->callbacks[i].val,
+		       (int)sizeof(in->callbacks[i].name), in->callbacks[i].name);
+	printf("cbus (queue bound %u per cpu):\n", in->cbus_qlen);
+	printf("  %4s %8s %12s %12s %12s %10s\n", "CPU", "QUEUED", "INSERTED", "SENT",
+	       "SENT_DIRECT", "DROPPED");
+	for (uint32_t i = 0; i < in->ncpus && i < CN_KMOD_MAX_CPUS; i++) {
+		const struct cn_kmod_cpu *c = &in->cpus[i];
+
+		printf("  %4u %8u %12llu %12llu %12llu %10llu\n", c->cpu, c->queued,
+		       (unsigned long long)c->inserted, (unsigned long long)c->sent,
+		       (unsigned long long)c->sent_direct, (unsigned long long)c->dropped);
+	}
+	fputs("refused:", stdout);
+	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
+		printf(" %s=%llu", refusal_names[i], (unsigned long long)in->refused[i]);
+	putchar('\n');
+	if (in->truncated)
+		printf("(more callbacks or cpus than shown)\n");
+}
+
+int cnctl_kmod(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct cn_kmod_info info; /* about 17 KiB */
+	int json = 0, c, r;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			kmod_usage(stdout);
+			return CNCTL_EXIT_OK;
+		default:
+			return cnctl_opt_err("kmod", c, argv);
+		}
+	}
+	if (optind < argc)
+		return cnctl_usage_err("kmod", "unexpected argument '%s'", argv[optind]);
+	r = cn_kmod_query(&info);
+	if (r < 0)
+		return cnctl_kmod_err(r);
+	if (json)
+		print_json(&info);
+	else
+		print_text(&info);
+	if (fflush(stdout) != 0) {
+		cnctl_err("write to stdout: %s", strerror(errno));
+		return CNCTL_EXIT_ERROR;
+	}
+	return CNCTL_EXIT_OK;
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * msg.c - what cnctl's message subcommands (send, listen, request, notify)
+ * share: parsing ids, ranges and payloads, opening the socket on the right
+ * netlink unit, printing a received message, and signal handling.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libcn.h>
+
+#include "common.h"
+
+volatile sig_atomic_t cnctl_stop;
+
+static void on_signal(int sig)
+{
+	cnctl_stop = sig;
+}
+
+int cnctl_install_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0; /* no SA_RESTART: poll and recv return EINTR */
+	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+int64_t cnctl_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cnctl_wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec ts, *tsp = NULL;
+	sigset_t block, old;
+	int r = 0;
+
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
+		tsp = &ts;
+	}
+	/* Signals blocked between the flag check and ppoll: none slips through. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	if (!cnctl_stop) {
+		r = ppoll(&p, 1, tsp, &old);
+		if (r < 0)
+			r = -errno;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (r == -EINTR)
+		return 0;
+	return r > 0 ? 1 : r;
+}
+
+int cnctl_parse_u32(const char *s, uint32_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		if (!*s)
+			return -1;
+		for (; *s; s++) {
+			int d;
+
+			if (*s >= '0' && *s <= '9')
+				d = *s - '0';
+			else if (*s >= 'a' && *s <= 'f')
+				d = *s - 'a' + 10;
+			else if (*s >= 'A' && *s <= 'F')
+				d = *s - 'A' + 10;
+			else
+				return -1;
+			v = v * 16 + (uint64_t)d;
+			if (v > UINT32_MAX)
+				return -1;
+		}
+	} else if (cnctl_parse_uint(s, 0, UINT32_MAX, &v) < 0) {
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cnctl_parse_id(const char *s, uint32_t *idx, uint32_t *val)
+{
+	const char *dot = strchr(s, '.');
+	char head[32];
+	size_t n;
+
+	if (!dot)
+		return -1;
+	n = (size_t)(dot - s);
+	if (n == 0 || n >= sizeof(head))
+		return -1;
+	memcpy(head, s, n);
+	head[n] = '\0';
+	if (cnctl_parse_u32(head, idx) < 0 || cnctl_parse_u32(dot + 1, val) < 0)
+		return -1;
+	return 0;
+}
+
+int cnctl_parse_range(const char *s, uint32_t *first, uint32_t *range)
+{
+	const char *colon = strchr(s, ':');
+	char head[32];
+	size_t n;
+
+	*range = 1;
+	if (!colon)
+		return cnctl_parse_u32(s, first);
+	n = (size_t)(colon - s);
+	if (n == 0 || n >= sizeof(head))
+		return -1;
+	memcpy(head, s, n);
+	head[n] = '\0';
+	if (cnctl_parse_u32(head, first) < 0 || cnctl_parse_u32(colon + 1, range) < 0)
+		return -1;
+	if (*range == 0 || (uint64_t)*first + *range - 1 > UINT32_MAX)
+		return -1;
+	return 0;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int cnctl_load_data(const char *cmd, const char *text, const char *hex, const char *file, void *buf,
+		    size_t size, size_t *len)
+{
+	unsigned char *out = buf;
+	size_t n = 0;
+
+	if (!!text + !!hex + !!file > 1)
+		return cnctl_usage_err(cmd, "give the payload once: DATA '%s', --hex or --file",
+				       text  ? text
+				       : hex ? hex
+					     : file);
+	if (text) {
+		n = strlen(text);
+		if (n > size)
+			return cnctl_usage_err(cmd, "DATA is %zu bytes, more than %zu", n, size);
+		memcpy(out, text, n);
+	} else if (hex) {
+		const char *p = hex;
+
+		/* Pairs of hex digits; spaces and colons between pairs are allowed. */
+		while (*p) {
+			int hi, lo;
+
+			if (*p == ' ' || *p == ':') {
+				p++;
+				continue;
+			}
+			hi = hexval(p[0]);
+			lo = hi < 0 ? -1 : hexval(p[1]);
+			if (hi < 0 || lo < 0)
+				return cnctl_usage_err(
+				    cmd,
+				    "invalid --hex value '%s': expected pairs of "
+				    "hex digits",
+				    hex);
+			if (n >= size)
+				return cnctl_usage_err(cmd, "--hex value is more than %zu bytes",
+						       size);
+			out[n++] = (unsigned char)(hi << 4 | lo);
+			p += 2;
+		}
+	} else if (file) {
+		int fd = strcmp(file, "-") == 0 ? STDIN_FILENO : open(file, O_RDONLY | O_CLOEXEC);
+		unsigned char extra;
+
+		if (fd < 0) {
+			cnctl_err("--file '%s': %s", file, strerror(errno));
+			return CNCTL_EXIT_ERROR;
+		}
+		for (;;) {
+			ssize_t r = n < size ? read(fd, out + n, size - n) : read(fd, &extra, 1);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				cnctl_err("--file '%s': %s", file, strerror(errno));
+				if (fd != STDIN_FILENO)
+					close(fd);
+				return CNCTL_EXIT_ERROR;
+			}
+			if (r == 0)
+				break;
+			if (n >= size) {
+				if (fd != STDIN_FILENO)
+					close(fd);
+				return cnctl_usage_err(cmd, "--file '%s' is more than %zu bytes",
+						       file, size);
+			}
+			n += (size_t)r;
+		}
+		if (fd != STDIN_FILENO)
+			close(fd);
+	}
+	*len = n;
+	return 0;
+}
+
+int cnctl_kmod_err(int r)
+{
+	switch (-r) {
+	case ENOENT:
+		cnctl_err("kmod is not loaded (no generic netlink family 'cnbus'; "
+			  "insmod cnbus.ko)");
+		return CNCTL_EXIT_NOCONN;
+	case EPERM:
+	case EACCES:
+		cnctl_err("permission denied: querying kmod: %s", strerror(-r));
+		return CNCTL_EXIT_PERM;
+	default:
+		cnctl_err("querying kmod: %s", strerror(-r));
+		return CNCTL_EXIT_ERROR;
+	}
+}
+
+int cnctl_open(const char *cmd, int unit, int kmod, const struct cn_open_opts *opts,
+	       struct cn_sock **out)
+{
+	char what[64];
+
+	if (unit < 0 && kmod) {
+		static struct cn_kmod_info info; /* about 17 KiB: not on the stack */
+		int r = cn_kmod_query(&info);
+
+		if (r < 0)
+			return cnctl_kmod_err(r);
+		unit = (int)info.unit;
+	} else if (unit < 0) {
+		unit = NETLINK_CONNECTOR;
+	}
+	*out = cn_open(unit, opts);
+	if (!*out && unit != NETLINK_CONNECTOR &&
+	    (errno == EPROTONOSUPPORT || errno == EAFNOSUPPORT || errno == ECONNREFUSED)) {
+		cnctl_err("%s: no netlink unit %d in the kernel (%s)%s", cmd, unit, strerror(errno),
+			  kmod ? "" : "; for kmod's unit use --kmod");
+		return CNCTL_EXIT_NOCONN;
+	}
+	if (!*out) {
+		snprintf(what, sizeof(what), "%s: opening a socket on netlink unit %d", cmd, unit);
+		return cnctl_connector_err(what, errno);
+	}
+	return 0;
+}
+
+/* Is the payload text worth printing as a string: printable ASCII, UTF-8,
+ * tabs and newlines, optionally ending in NUL bytes (C strings)? */
+static int is_text(const unsigned char *d, size_t n)
+{
+	while (n > 0 && d[n - 1] == '\0')
+		n--;
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = d[i];
+
+		if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+			return 0;
+		if (c == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+static void put_hex(FILE *f, const unsigned char *d, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < n; i++) {
+		putc_unlocked(digits[d[i] >> 4], f);
+		putc_unlocked(digits[d[i] & 15], f);
+	}
+}
+
+void cnctl_print_message(FILE *f, const struct cn_message *m, int json, int force_hex,
+			 const char *extra)
+{
+	const struct cn_msg *msg = m->msg;
+	const unsigned char *d = msg->data;
+	size_t n = msg->len;
+	int text = is_text(d, n);
+
+	if (json) {
+		fprintf(f,
+			"{\"idx\":%u,\"val\":%u,\"seq\":%u,\"ack\":%u,\"len\":%u,\"flags\":%u,"
+			"\"port\":%u,\"group\":%u,\"hex\":\"",
+			msg->id.idx, msg->id.val, msg->seq, msg->ack, msg->len, msg->flags, m->port,
+			m->group);
+		put_hex(f, d, n);
+		putc_unlocked('"', f);
+		if (text) {
+			/* json_string stops at the first NUL (trailing NULs of a C string). */
+			fputs(",\"text\":", f);
+			json_string(f, (const char *)d, n);
+		}
+		if (extra)
+			fputs(extra, f);
+		fputs("}\n", f);
+		return;
+	}
+	fprintf(f, "0x%x.0x%x seq=%u ack=%u len=%u flags=0x%x port=%u group=%u", msg->id.idx,
+		msg->id.val, msg->seq, msg->ack, msg->len, msg->flags, m->port, m->group);
+	if (n > 0 && text && !force_hex) {
+		fputs(" data=", f);
+		json_string(f, (const char *)d, n);
+	} else if (n > 0) {
+		fputs(" hex=", f);
+		put_hex(f, d, n);
+	}
+	if (extra)
+		fputs(extra, f);
+	putc_unlocked('\n', f);
+}
+
+int cnctl_opt_err(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		return cnctl_usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
+	if (optopt)
+		return cnctl_usage_err(cmd, "unknown option '-%c'", optopt);
+	return cnctl_usage_err(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cnctl_parse_unit(const char *cmd, const char *s, int *unit)
+{
+	uint64_t v;
+
+	/* MAX_LINKS is 32: netlink units are 0..31. */
+	if (cnctl_parse_uint(s, 0, 31, &v) < 0)
+		return cnctl_usage_err(
+		    cmd, "invalid --unit value '%s': expected a netlink unit 0..31", s);
+	*unit = (int)v;
+	return 0;
+}
+
+int cnctl_parse_timeout(const char *cmd, const char *s, int *ms)
+{
+	uint64_t v;
+
+	if (cnctl_parse_uint(s, 0, INT32_MAX, &v) < 0)
+		return cnctl_usage_err(
+		    cmd, "invalid --timeout value '%s': expected milliseconds 0..%d", s, INT32_MAX);
+	*ms = (int)v;
+	return 0;
+}
