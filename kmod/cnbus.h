@@ -105,4 +105,13 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
  */
 int cnbus_insert(const struct cn_msg *msg, gfp_t gfp);
 
+/**
+ * cnbus_flush() - wait until the CBUS queues are drained.
+ *
+ * Every message accepted by cnbus_insert() before the call has been sent
+ * (or counted as dropped) when it returns. Process context only; it
+ * sleeps. Used by benchmarks and tests to time the drain.
+ */
+void cnbus_flush(void);
+
 #endif /* CNBUS_H */

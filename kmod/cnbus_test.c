@@ -15,6 +15,16 @@
  *     i.e. to the group of its id's callback (0x123); then a message with id
  *     0x999.0x999 is sent the same way (no callback: -ENODEV). The reply
  *     (seq, ack + 1) carries two __s32: both results.
+ * 0x123.0x45a: CBUS benchmark. Payload: struct cnbus_test_bench (or just
+ *     its first four __u32). On each online CPU in turn (bound work,
+ *     preemption off while timing), rounds of batch messages with id
+ *     0x123.0x45a and len payload bytes: batch cnbus_send(msg, 0, 0) calls
+ *     (direct send to the id's group), batch cnbus_insert() calls, then
+ *     cnbus_flush(). local_clock() is read around each batch of sends, each
+ *     batch of inserts and from the last insert until the flush returns
+ *     (drain). The request is answered (seq, ack + 1) with the struct, the
+ *     per-CPU sums filled in. Without a listener on group 0x123 a direct
+ *     send costs almost nothing (-ESRCH), so subscribe one first.
  * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
  *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included),
  *     moving to the next online CPU at each tick.
@@ -48,6 +58,8 @@
 #define CNBUS_TEST_ECHO_B	 0x457
 #define CNBUS_TEST_BURST	 0x458
 #define CNBUS_TEST_MCAST	 0x459
+#define CNBUS_TEST_BENCH	 0x45a
+#define CNBUS_TEST_BENCH_CPUS	 16
 #define CNBUS_TEST_UNKNOWN	 0x999
 #define CNBUS_TEST_BURST_HARDIRQ 0x1
 #define CNBUS_TEST_TEXT		 48
@@ -62,6 +74,27 @@ struct cnbus_test_burst {
 	__u64 refused;	/* reply: inserts refused */
 };
 
+struct cnbus_test_bench_cpu {
+	__u32 cpu;
+	__u32 pad;
+	__u64 direct_ns; /* time in cnbus_send() batches */
+	__u64 direct_n;
+	__u64 direct_err; /* cnbus_send() errors (-ENOBUFS: a listener overran) */
+	__u64 insert_ns;  /* time in cnbus_insert() batches */
+	__u64 insert_n;
+	__u64 insert_err;
+	__u64 drain_ns; /* last insert of a batch to cnbus_flush() return */
+	__u64 drain_n;
+};
+
+struct cnbus_test_bench {
+	__u32 count; /* messages per CPU, for each of send and insert */
+	__u32 batch; /* messages per timed batch */
+	__u32 len;   /* payload bytes */
+	__u32 cpus;  /* reply: CPUs measured */
+	struct cnbus_test_bench_cpu cpu[CNBUS_TEST_BENCH_CPUS]; /* reply */
+};
+
 static unsigned int period_ms = 1000;
 module_param(period_ms, uint, 0444);
 MODULE_PARM_DESC(period_ms, "CBUS counter timer period in ms, 0 = off (default 1000)");
@@ -70,6 +103,9 @@ struct cnbus_test_cpu {
 	struct work_struct work;
 	struct irq_work iw;
 	struct completion done;
+	struct work_struct bench_work;
+	struct cnbus_test_bench *bench; /* request; result in bench->cpu[slot] */
+	unsigned int slot;
 	unsigned int cpu;
 	u32 count;
 	u32 flags;
@@ -85,10 +121,9 @@ static bool cnbus_test_stopping;
 static u64 cnbus_test_counter;
 
 static const struct cb_id cnbus_test_ids[] = {
-	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A },
-	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B },
-	{ CNBUS_TEST_IDX, CNBUS_TEST_BURST },
-	{ CNBUS_TEST_IDX, CNBUS_TEST_MCAST },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A }, { CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_BURST },  { CNBUS_TEST_IDX, CNBUS_TEST_MCAST },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_BENCH },
 };
 
 static void cnbus_test_mcast(struct cn_msg *msg, struct netlink_skb_parms *nsp)
@@ -236,6 +271,113 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	cnbus_reply(reply, nsp->portid, GFP_KERNEL);
 }
 
+static void cnbus_test_bench_work(struct work_struct *work)
+{
+	struct cnbus_test_cpu *c = container_of(work, struct cnbus_test_cpu, bench_work);
+	struct cnbus_test_bench_cpu *r = &c->bench->cpu[c->slot];
+	u32 count = c->bench->count, batch = c->bench->batch, done = 0, i, n;
+	struct cn_msg *m;
+	u64 t0, t1;
+	bool insert_first = false;
+
+	memset(r, 0, sizeof(*r));
+	r->cpu = c->cpu;
+	m = kzalloc(sizeof(*m) + c->bench->len, GFP_KERNEL);
+	if (!m)
+		return;
+	m->id.idx = CNBUS_TEST_IDX;
+	m->id.val = CNBUS_TEST_BENCH;
+	m->ack = c->cpu;
+	m->len = c->bench->len;
+	memset(m->data, 'b', m->len);
+	if (m->len)
+		m->data[m->len - 1] = '\0';
+
+	while (done < count) {
+		n = min(batch, count - done);
+		/* Alternate the order so neither kind always runs first. */
+		if (!insert_first) {
+			preempt_disable();
+			t0 = local_clock();
+			for (i = 0; i < n; i++, m->seq++)
+				if (cnbus_send(m, 0, 0, GFP_ATOMIC))
+					r->direct_err++;
+			r->direct_ns += local_clock() - t0;
+			preempt_enable();
+			r->direct_n += n;
+		}
+		preempt_disable();
+		t0 = local_clock();
+		for (i = 0; i < n; i++, m->seq++)
+			if (cnbus_insert(m, GFP_ATOMIC))
+				r->insert_err++;
+		t1 = local_clock();
+		preempt_enable();
+		r->insert_ns += t1 - t0;
+		r->insert_n += n;
+		cnbus_flush();
+		r->drain_ns += local_clock() - t1;
+		r->drain_n += n;
+		if (insert_first) {
+			preempt_disable();
+			t0 = local_clock();
+			for (i = 0; i < n; i++, m->seq++)
+				if (cnbus_send(m, 0, 0, GFP_ATOMIC))
+					r->direct_err++;
+			r->direct_ns += local_clock() - t0;
+			preempt_enable();
+			r->direct_n += n;
+		}
+		insert_first = !insert_first;
+		done += n;
+		cond_resched();
+	}
+	kfree(m);
+}
+
+static void cnbus_test_bench(struct cn_msg *msg, struct netlink_skb_parms *nsp)
+{
+	struct cn_msg *reply;
+	struct cnbus_test_bench *b;
+	unsigned int cpu, slot = 0;
+
+	if (msg->len != 4 * sizeof(__u32) && msg->len != sizeof(*b))
+		return;
+	reply = kzalloc(sizeof(*reply) + sizeof(*b), GFP_KERNEL);
+	if (!reply)
+		return;
+	b = (struct cnbus_test_bench *)reply->data;
+	memcpy(b, msg->data, 4 * sizeof(__u32));
+	b->count = min(b->count, 1U << 20);
+	b->batch = clamp(b->batch, 1U, 4096U);
+	b->len = min_t(u32, b->len, CONNECTOR_MAX_MSG_SIZE);
+
+	mutex_lock(&cnbus_test_burst_lock);
+	cpus_read_lock();
+	/* One CPU at a time: the others stay free for the listener. */
+	for_each_online_cpu(cpu) {
+		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+
+		if (slot == CNBUS_TEST_BENCH_CPUS)
+			break;
+		c->cpu = cpu;
+		c->bench = b;
+		c->slot = slot++;
+		queue_work_on(cpu, system_highpri_wq, &c->bench_work);
+		flush_work(&c->bench_work);
+	}
+	cpus_read_unlock();
+	mutex_unlock(&cnbus_test_burst_lock);
+	b->cpus = slot;
+
+	reply->id = msg->id;
+	reply->seq = msg->seq;
+	reply->ack = msg->ack + 1;
+	reply->len = sizeof(*b);
+	cnbus_reply(reply, nsp->portid, GFP_KERNEL);
+	kfree(reply);
+}
+
 static void cnbus_test_timer_fn(struct timer_list *t)
 {
 	struct {
@@ -277,6 +419,7 @@ static int __init cnbus_test_init(void)
 		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
 
 		INIT_WORK(&c->work, cnbus_test_burst_work);
+		INIT_WORK(&c->bench_work, cnbus_test_bench_work);
 		c->iw = IRQ_WORK_INIT_HARD(cnbus_test_burst_irq);
 		init_completion(&c->done);
 	}
@@ -293,6 +436,9 @@ static int __init cnbus_test_init(void)
 	err = cnbus_add_callback(&cnbus_test_ids[3], "cnbus_test_mcast", cnbus_test_mcast);
 	if (err)
 		goto out_del_burst;
+	err = cnbus_add_callback(&cnbus_test_ids[4], "cnbus_test_bench", cnbus_test_bench);
+	if (err)
+		goto out_del_mcast;
 
 	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
 	if (period_ms)
@@ -301,6 +447,8 @@ static int __init cnbus_test_init(void)
 	pr_info("loaded, timer period %u ms\n", period_ms);
 	return 0;
 
+out_del_mcast:
+	cnbus_del_callback(&cnbus_test_ids[3]);
 out_del_burst:
 	cnbus_del_callback(&cnbus_test_ids[2]);
 out_del_b:
