@@ -19,12 +19,37 @@ static void print_event(const struct cn_proc_event *ev)
 	       ev->tgid);
 }
 
+/* Handle everything queued; EAGAIN (the socket is non-blocking) means done. */
+static void drain(struct cn_sock *s)
+{
+	struct cn_message msgs[64];
+	struct cn_proc_event ev;
+
+	for (;;) {
+		int got = cn_recv_batch(s, msgs, 64, 0);
+
+		if (got == -ENOBUFS) {
+			fprintf(stderr, "overrun: events lost\n");
+			continue;
+		}
+		if (got < 0)
+			break;
+		for (int k = 0; k < got; k++) {
+			if (cn_proc_handle(s, &msgs[k], &ev) != 1)
+				continue;
+			if (ev.lost_before)
+				fprintf(stderr, "%u events lost on cpu %u\n", ev.lost_before,
+					ev.cpu);
+			print_event(&ev);
+		}
+	}
+	fflush(stdout);
+}
+
 int main(void)
 {
 	struct cn_open_opts o = { .sz = sizeof(o), .flags = CN_OPEN_NONBLOCK, .rcvbuf = 4 << 20 };
 	struct epoll_event e, ready[2];
-	struct cn_message msgs[64];
-	struct cn_proc_event ev;
 	struct cn_proc_stats st;
 	struct cn_sock *s;
 	sigset_t sigs;
@@ -46,6 +71,11 @@ int main(void)
 	e = (struct epoll_event){ .events = EPOLLIN, .data.fd = sfd };
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &e);
 
+	/*
+	 * Events that arrived while cn_proc_listen waited for the kernel's ack
+	 * are kept inside libcn and do not make the fd readable: take them now.
+	 */
+	drain(s);
 	while (running) {
 		int n = epoll_wait(ep, ready, 2, -1);
 
@@ -54,26 +84,7 @@ int main(void)
 				running = 0;
 				continue;
 			}
-			/* Drain everything queued; EAGAIN means done for now. */
-			for (;;) {
-				int got = cn_recv_batch(s, msgs, 64, 0);
-
-				if (got == -ENOBUFS) {
-					fprintf(stderr, "overrun: events lost\n");
-					continue;
-				}
-				if (got < 0)
-					break;
-				for (int k = 0; k < got; k++) {
-					if (cn_proc_handle(s, &msgs[k], &ev) != 1)
-						continue;
-					if (ev.lost_before)
-						fprintf(stderr, "%u events lost on cpu %u\n",
-							ev.lost_before, ev.cpu);
-					print_event(&ev);
-				}
-			}
-			fflush(stdout);
+			drain(s);
 		}
 	}
 	cn_proc_stats(s, &st);

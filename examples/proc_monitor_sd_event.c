@@ -25,6 +25,8 @@ static int on_readable(sd_event_source *src, int fd, uint32_t revents, void *arg
 			fprintf(stderr, "overrun: events lost\n");
 			continue;
 		}
+		if (ev.lost_before)
+			fprintf(stderr, "%u events lost on cpu %u\n", ev.lost_before, ev.cpu);
 		printf("exit pid %d status %d\n", ev.tgid, WEXITSTATUS((int)ev.exit_code));
 	}
 	fflush(stdout);
@@ -50,6 +52,8 @@ int main(void)
 	    sd_event_add_signal(loop, NULL, SIGINT, NULL, NULL) < 0 ||
 	    sd_event_add_signal(loop, NULL, SIGTERM, NULL, NULL) < 0)
 		return 1;
+	/* Exits kept while cn_proc_listen waited for its ack don't make the fd readable. */
+	on_readable(NULL, cn_fd(s), EPOLLIN, s);
 	sd_event_loop(loop);
 	sd_event_unref(loop);
 	cn_close(s);
