@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# run-vm-tests.sh - build kmod against Debian's 6.1 headers, boot Debian's
-# kernel under QEMU (TCG, never KVM) with a busybox initramfs holding the
-# modules and the guest test binary, and judge the serial console log.
+# run-vm-tests.sh - build kmod (and the example module examples/kernel)
+# against Debian's 6.1 headers, boot Debian's kernel under QEMU (TCG, never
+# KVM) with a busybox initramfs holding the modules and the guest test
+# binary, and judge the serial console log.
 #
 # Usage: run-vm-tests.sh [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
 #                        [--tests "name ..."] [--cnctl PATH] [--keep]
@@ -77,6 +78,17 @@ if grep -E "warning:|error:" "$WORK/kmod-build.log"; then
 	echo "FAIL: kmod build has warnings"; exit 1
 fi
 
+# 1b. The example kernel module (examples/kernel), against kmod's symbols.
+mkdir -p "$WORK/src/examples/kernel"
+cp "$SRC"/examples/kernel/Kbuild "$SRC"/examples/kernel/Makefile "$SRC"/examples/kernel/*.c \
+	"$WORK/src/examples/kernel/"
+echo "== building examples/kernel against $KDIR"
+make -s -C "$WORK/src/examples/kernel" KDIR="$KDIR" W=1 >"$WORK/example-build.log" 2>&1 || {
+	cat "$WORK/example-build.log"; echo "FAIL: examples/kernel build"; exit 1; }
+if grep -E "warning:|error:" "$WORK/example-build.log"; then
+	echo "FAIL: examples/kernel build has warnings"; exit 1
+fi
+
 # 2. The guest test binary, static so the initramfs needs no libraries.
 if [ -z "$GUEST_BIN" ]; then
 	if [ -z "$LIBCN_A" ]; then
@@ -105,6 +117,7 @@ if [ -n "$CNCTL" ]; then
 	cp "$CNCTL" "$ROOT/bin/cnctl"
 fi
 cp "$WORK/src/kmod/cnbus.ko" "$WORK/src/kmod/cnbus_test.ko" "$ROOT/lib/cnbus/"
+cp "$WORK/src/examples/kernel/cn_hello.ko" "$ROOT/lib/cnbus/"
 cp "$SRC/tests/vm/guest/init.sh" "$ROOT/init"
 chmod 755 "$ROOT/init"
 (cd "$ROOT" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$WORK/initramfs.gz"

@@ -230,6 +230,74 @@ out:
 	return rc;
 }
 
+/* examples/kernel/cn_hello.ko (kmod's API from another module), next to
+ * cnbus_test.ko: loaded, asked through libcn, unloaded. */
+#define HELLO_IDX 0x124
+#define HELLO_VAL 0x1
+
+static int t_example_module(void)
+{
+	char path[512], text[64];
+	const char *slash = strrchr(test_ko, '/');
+	unsigned char buf[CN_MSG_SIZE(64)];
+	struct cn_sock *s = NULL;
+	struct cn_message rep;
+	struct kstat k;
+	struct cn_msg *m;
+	unsigned int i, found = 0;
+	int rc = 0, r, fd, loaded = 0;
+
+	snprintf(path, sizeof(path), "%.*scn_hello.ko", slash ? (int)(slash - test_ko + 1) : 0,
+		 test_ko);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0, "%s: %s", path, strerror(errno));
+	r = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	CHECK(r == 0, "load %s: %d", path, r);
+	loaded = 1;
+	CHECK(kstat_get(&k) == 0, "kstat");
+	for (i = 0; i < k.ncbs; i++)
+		if (k.cb[i].idx == HELLO_IDX && k.cb[i].val == HELLO_VAL &&
+		    !strcmp(k.cb[i].name, "cn_hello"))
+			found++;
+	CHECK(found == 1, "cn_hello callback listed %u times", found);
+	s = cn_kmod_open(NULL);
+	CHECK(s, "cn_kmod_open: %s", strerror(errno));
+	for (i = 0; i < 100; i++) {
+		int len = snprintf(text, sizeof(text), "world %u", i);
+
+		/* Every other request without its NUL: the answer is text anyway. */
+		m = cn_msg_init(buf, sizeof(buf), HELLO_IDX, HELLO_VAL, text,
+				(size_t)len + (i & 1));
+		CHECK(m, "cn_msg_init");
+		r = cn_request(s, m, 0, CN_MATCH_STRICT, 5000, &rep);
+		CHECK(r == 0, "request %u: %d", i, r);
+		CHECK(rep.msg->seq == m->seq && rep.msg->ack == m->ack + 1,
+		      "genealogy: seq %u ack %u -> seq %u ack %u", m->seq, m->ack, rep.msg->seq,
+		      rep.msg->ack);
+		CHECK(rep.msg->len == (uint16_t)(len + 8) && rep.msg->data[len + 7] == '\0' &&
+			  !memcmp(rep.msg->data, "hello, ", 7) &&
+			  !memcmp(rep.msg->data + 7, text, (size_t)len),
+		      "reply %u: len %u '%.*s'", i, rep.msg->len, (int)rep.msg->len,
+		      (const char *)rep.msg->data);
+		if (!i)
+			info("%s -> %s", text, (const char *)rep.msg->data);
+	}
+	cn_close(s);
+	s = NULL;
+	r = mod_unload("cn_hello");
+	CHECK(r == 0, "unload cn_hello: %d", r);
+	loaded = 0;
+	CHECK(kstat_get(&k) == 0, "kstat");
+	for (i = 0; i < k.ncbs; i++)
+		CHECK(k.cb[i].idx != HELLO_IDX, "callback left after unload");
+out:
+	cn_close(s);
+	if (loaded)
+		mod_unload("cn_hello");
+	return rc;
+}
+
 /* 0x459 forwards to group 0 (the id's group, 0x123): both subscribers get it. */
 static int t_group_two_subscribers(void)
 {
@@ -1469,6 +1537,7 @@ int main(int argc, char **argv)
 
 	run("kmod_info", t_kmod_info, argc, argv);
 	run("echo", t_echo, argc, argv);
+	run("example_module", t_example_module, argc, argv);
 	run("group_two_subscribers", t_group_two_subscribers, argc, argv);
 	run("unknown_id_refused", t_unknown_id_refused, argc, argv);
 	run("echo_concurrent", t_echo_concurrent, argc, argv);
