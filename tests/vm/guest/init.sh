@@ -35,6 +35,98 @@ else
 fi
 cat /proc/net/cnbus | sed 's/^/# proc: /'
 
+# cnctl, the command-line tool (a static build, when the harness copies one
+# in): kmod's info, a request to the test module's echo, listen to its CBUS
+# timer, send + listen through its multicast callback, notify. cnbus_test is
+# loaded here and unloaded again before cnbus_vmtest loads its own.
+if [ -x /bin/cnctl ]; then
+	# tap STATUS DESCRIPTION [FILE]: a TAP line; on failure, FILE's lines as comments.
+	tap() {
+		if [ "$1" = 0 ]; then
+			echo "ok - cnctl $2"
+		else
+			echo "not ok - cnctl $2"
+			[ -n "$3" ] && sed 's/^/#   /' "$3"
+		fi
+	}
+	# await FILE PATTERN: wait up to 10 s for a line in FILE (a background
+	# cnctl's stderr says when it has joined its group).
+	await() {
+		i=0
+		while ! grep -q "$2" "$1" 2>/dev/null && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	}
+
+	/bin/cnctl kmod >/tmp/c.out 2>&1
+	rc=$?
+	sed 's/^/# cnctl kmod: /' /tmp/c.out
+	grep -q '^kmod .* on netlink unit [0-9]' /tmp/c.out
+	tap $((rc + $?)) "kmod (exit $rc)" /tmp/c.out
+
+	/bin/cnctl kmod --json >/tmp/c.out 2>&1
+	rc=$?
+	sed 's/^/# cnctl kmod --json: /' /tmp/c.out
+	[ "$(grep -c '^{"unit":[0-9]*,"version":.*"cpus":\[{"cpu":0,.*}\]}$' /tmp/c.out)" = 1 ]
+	tap $((rc + $?)) "kmod --json: one object (exit $rc)" /tmp/c.out
+
+	if insmod /lib/cnbus/cnbus_test.ko period_ms=200; then
+		# Echo: same seq, ack + 1, same payload.
+		/bin/cnctl request --kmod 0x123.0x456 hello --timeout 2000 >/tmp/c.out 2>&1
+		rc=$?
+		sed 's/^/# cnctl request: /' /tmp/c.out
+		line=$(cat /tmp/c.out)
+		seq=$(echo "$line" | sed -n 's/^0x123\.0x456 seq=\([0-9]*\) ack=\([0-9]*\) .*data="hello" (request seq=\([0-9]*\) ack=\([0-9]*\),.*/\1 \2 \3 \4/p')
+		set -- $seq
+		[ $# = 4 ] && [ "$1" = "$3" ] && [ "$2" = "$((($4 + 1) % 4294967296))" ]
+		tap $((rc + $?)) "request --kmod 0x123.0x456 hello: echo with seq, ack + 1 (exit $rc)" /tmp/c.out
+
+		/bin/cnctl request --kmod 0x123.0x999 x --timeout 200 >/tmp/c.out 2>&1
+		rc=$?
+		[ $rc = 5 ]
+		tap $? "request to an id without callback: timeout exit 5 (exit $rc)" /tmp/c.out
+
+		# The timer's "cpu=C counter=N" CBUS messages reach group 0x123.
+		/bin/cnctl listen --kmod 0x123 --id 0x123.0x456 --count 2 --timeout 10000 --json >/tmp/c.out 2>/tmp/c.err
+		rc=$?
+		sed 's/^/# cnctl listen (timer): /' /tmp/c.out
+		[ "$(grep -c '"idx":291,"val":1110,.*"text":"cpu=[0-9]* counter=[0-9]*"' /tmp/c.out)" = 2 ]
+		tap $((rc + $?)) "listen --kmod 0x123: 2 timer messages (exit $rc)" /tmp/c.err
+
+		# send to 0x123.0x459: the test module multicasts it to group 0x123.
+		/bin/cnctl listen --kmod 0x123 --id 0x123.0x459 --count 1 --timeout 10000 >/tmp/l.out 2>/tmp/l.err &
+		lpid=$!
+		await /tmp/l.err "listening on unit"
+		/bin/cnctl send --kmod 0x123.0x459 ping >/tmp/c.out 2>&1
+		rc=$?
+		sed 's/^/# cnctl send: /' /tmp/c.out
+		grep -q '^sent 0x123\.0x459 seq=[0-9]* ack=[0-9]* len=4 unit=' /tmp/c.out
+		tap $((rc + $?)) "send --kmod 0x123.0x459 ping (exit $rc)" /tmp/c.out
+		wait $lpid
+		rc=$?
+		sed 's/^/# cnctl listen: /' /tmp/l.out
+		grep -q '^0x123\.0x459 seq=[0-9]* ack=[0-9]* len=4 flags=0x0 port=0 group=0 data="ping"$' /tmp/l.out
+		tap $((rc + $?)) "listen --kmod 0x123 --id 0x123.0x459 got the sent message (exit $rc)" /tmp/l.err
+
+		# notify: unloading cnbus_test removes 0x123.0x456 and 0x123.0x457.
+		/bin/cnctl notify --idx 0x123 --val 0x456:2 --group 7 --count 2 --timeout 10000 --json >/tmp/n.out 2>/tmp/n.err &
+		npid=$!
+		await /tmp/n.err "notification request"
+		rmmod cnbus_test
+		wait $npid
+		rc=$?
+		sed 's/^/# cnctl notify: /' /tmp/n.out
+		[ "$(grep -c '^{"event":"removed","idx":291,"val":111[01]}$' /tmp/n.out)" = 2 ]
+		tap $((rc + $?)) "notify: 2 removals on rmmod cnbus_test (exit $rc)" /tmp/n.err
+		/bin/cnctl kmod --json | grep -q '"notify_count":0,'
+		tap $? "notify removed its request on exit"
+	else
+		echo "not ok - cnctl: insmod cnbus_test"
+	fi
+	[ -e /sys/module/cnbus_test ] && rmmod cnbus_test
+fi
+
 /bin/cnbus_vmtest /lib/cnbus/cnbus_test.ko $TESTS
 echo "# cnbus_vmtest exit $?"
 
