@@ -27,6 +27,20 @@ run() {
 	echo "ok: cnctl $* -> $rc: $(cat "$err")"
 }
 
+# help_of CMD OPTION: CMD is in cnctl --help, and CMD --help / help CMD show
+# its usage line and OPTION.
+help_of() {
+	"$CNCTL" --help | grep -q "^  $1 " || { echo "FAIL: cnctl --help lists no $1"; exit 1; }
+	for form in "$1 --help" "help $1"; do
+		# shellcheck disable=SC2086
+		out=$("$CNCTL" $form) || { echo "FAIL: cnctl $form exited $?"; exit 1; }
+		echo "$out" | grep -q "^Usage: cnctl $1" || { echo "FAIL: cnctl $form: no usage"; exit 1; }
+		echo "$out" | grep -q -e "$2" || { echo "FAIL: cnctl $form: no $2"; exit 1; }
+		echo "$out" | grep -q "^Exit status" || { echo "FAIL: cnctl $form: no exit status"; exit 1; }
+	done
+	echo "ok: cnctl $1 --help"
+}
+
 case $CASE in
 bad_events)	run 2 "--events.*'forkk'" proc --events fork,forkk ;;
 empty_events)	run 2 "--events" proc --events= ;;
@@ -41,6 +55,56 @@ help)
 	"$CNCTL" --help | grep -q '^  proc ' || { echo "FAIL: cnctl --help lists no proc"; exit 1; }
 	"$CNCTL" proc --help | grep -q -e '--events' || { echo "FAIL: no proc --help"; exit 1; }
 	echo "ok: --help" ;;
+# Each subcommand is listed by cnctl --help, and its --help (also as
+# "cnctl help CMD") shows its usage and an option of its own, exit 0.
+help_send)	help_of send '--seq' ;;
+help_listen)	help_of listen '--count' ;;
+help_request)	help_of request '--match' ;;
+help_notify)	help_of notify '--group' ;;
+help_kmod)	help_of kmod '--json' ;;
+# send
+send_no_id)	run 2 "missing ID" send ;;
+send_bad_id)	run 2 "ID '0x12g.1'" send 0x12g.1 hi ;;
+send_id_no_dot)	run 2 "ID '291'" send 291 ;;
+send_id_too_big) run 2 "ID '4294967296.1'" send 4294967296.1 ;;
+send_bad_hex)	run 2 "--hex value 'abc'" send 1.1 --hex abc ;;
+send_two_payloads) run 2 "payload once.*'text'" send 1.1 text --hex 00 ;;
+send_missing_file) run 1 "--file '/nonexistent/x'" send 1.1 --file /nonexistent/x ;;
+send_too_big)	head -c 16385 /dev/zero >"$err.big"; run 2 "--file '$err.big' is more than 16384" send 1.1 --file "$err.big"; rm -f "$err.big" ;;
+send_bad_seq)	run 2 "--seq value 'x'" send 1.1 --seq x ;;
+send_bad_ack)	run 2 "--ack value '-1'" send 1.1 --ack -1 ;;
+send_bad_unit)	run 2 "--unit value '32'" send 1.1 --unit 32 ;;
+send_unit_and_kmod) run 2 "--unit or --kmod" send 1.1 --unit 11 --kmod ;;
+send_extra_arg)	run 2 "'extra'" send 1.1 data extra ;;
+send_unknown_option) run 2 "'--frob'" send 1.1 --frob ;;
+send_missing_value) run 2 "'--hex'" send 1.1 --hex ;;
+# listen
+listen_no_group) run 2 "missing GROUP" listen ;;
+listen_bad_group) run 2 "GROUP 'one'" listen one ;;
+listen_group_zero) run 2 "GROUP '0'" listen 0 ;;
+listen_bad_id)	run 2 "--id value '1'" listen 1 --id 1 ;;
+listen_bad_count) run 2 "--count value '0'" listen 1 --count 0 ;;
+listen_bad_timeout) run 2 "--timeout value '1s'" listen 1 --timeout 1s ;;
+listen_bad_rcvbuf) run 2 "--rcvbuf value 'big'" listen 1 --rcvbuf big ;;
+listen_unknown_option) run 2 "'-z'" listen 1 -z ;;
+# request
+request_no_id)	run 2 "missing ID" request ;;
+request_bad_id)	run 2 "ID '1.'" request 1. ;;
+request_bad_match) run 2 "--match value 'loose'" request 1.1 --match loose ;;
+request_bad_timeout) run 2 "--timeout value '-5'" request 1.1 --timeout -5 ;;
+request_bad_join) run 2 "--join value '0'" request 1.1 --join 0 ;;
+request_missing_value) run 2 "'--timeout'" request 1.1 --timeout ;;
+# notify
+notify_no_idx)	run 2 "missing --idx" notify --val 1 --group 1 ;;
+notify_no_val)	run 2 "missing --val" notify --idx 1 --group 1 ;;
+notify_no_group) run 2 "missing --group" notify --idx 1 --val 1 ;;
+notify_bad_idx)	run 2 "--idx value '1:0'" notify --idx 1:0 --val 1 --group 1 ;;
+notify_bad_val)	run 2 "--val value '0xffffffff:2'" notify --idx 1 --val 0xffffffff:2 --group 1 ;;
+notify_bad_group) run 2 "--group value '0'" notify --idx 1 --val 1 --group 0 ;;
+notify_extra_arg) run 2 "'extra'" notify --idx 1 --val 1 --group 1 extra ;;
+# kmod
+kmod_extra_arg)	run 2 "'extra'" kmod extra ;;
+kmod_unknown_option) run 2 "'--unit'" kmod --unit 5 ;;
 *)	echo "unknown case $CASE"; exit 1 ;;
 esac
 exit 0
