@@ -201,8 +201,10 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 			};
 			iov[k][0] = (struct iovec){ &nlh[k], NLMSG_HDRLEN };
 			iov[k][1] = (struct iovec){ m, sizeof(*m) + m->len };
-			mm[k].msg_hdr = (struct msghdr){ .msg_name = &to,
-							 .msg_namelen = sizeof(to),
+			/* A socket connected to the kernel needs no address,
+			 * and the kernel then copies and checks none per message. */
+			mm[k].msg_hdr = (struct msghdr){ .msg_name = s->connected ? NULL : &to,
+							 .msg_namelen = s->connected ? 0 : sizeof(to),
 							 .msg_iov = iov[k],
 							 .msg_iovlen = 2 };
 			k++;

@@ -37,11 +37,18 @@ struct cn_backlog {
 	int err;  /* a kernel error met while keeping: reported once drained */
 };
 
+/* One CPU's proc event sequence: both fields in one place, so tracking an
+ * event touches one cache line. */
+struct cn_proc_cpu {
+	uint32_t next_seq;  /* expected next seq */
+	uint32_t seen_mask; /* all ones once the CPU delivered an event, else 0 */
+};
+
 /* Per-CPU sequence tracking for the proc connector (see proc.c). */
 struct cn_proc_track {
-	uint32_t ncpu;
-	uint32_t *next_seq; /* expected next seq per CPU */
-	uint8_t *seen;	    /* 1 once a CPU has delivered an event */
+	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
+	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
+	struct cn_proc_cpu *cpu;
 	uint32_t user_mask; /* 0: no userspace filter */
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
@@ -54,6 +61,7 @@ struct cn_sock {
 	int unit;
 	uint32_t port;
 	uint32_t flags; /* CN_OPEN_* */
+	int connected;	/* connect()ed to the kernel's port 0 (see cn_open) */
 
 	uint32_t next_seq;
 	uint64_t rng; /* xorshift64* state for acks */
@@ -91,6 +99,59 @@ static inline int cn_ret(int ret)
 	return ret;
 }
 
+/* A socket overrun (ENOBUFS, NLMSG_OVERRUN) met on any receive path. It is
+ * counted where it is met, so that every path (cn_recv, cn_recv_batch,
+ * cn_proc_recv, cn_request, cn_async_complete) accounts it the same way. */
+static inline void cn__count_overrun(struct cn_sock *s)
+{
+	s->st.overruns++;
+	s->proc.st.overruns++;
+}
+
+/*
+ * Read one datagram into slot 0, its sender's address into *from; it does
+ * not touch the walk cursor (see cn__slot0_filled). Returns the datagram's
+ * length (which may exceed CN_SLOT_SIZE: truncated), or -errno.
+ *
+ * recvfrom, not recvmsg: both return the sender's address, but recvmsg also
+ * copies in a msghdr and imports an iovec, which measured here (bench/
+ * sysforms.c, a request/reply loop) costs about 8% of a round trip against
+ * the proc connector. MSG_TRUNC makes it return the datagram's real length,
+ * so truncation is still seen.
+ */
+static inline ssize_t cn__recv_one(struct cn_sock *s, int fl, struct sockaddr_nl *from)
+{
+	socklen_t alen = sizeof(*from);
+	ssize_t r;
+
+	s->st.syscalls++;
+	r = recvfrom(s->fd, s->slots, CN_SLOT_SIZE, fl | MSG_TRUNC, (struct sockaddr *)from,
+		     &alen);
+	if (r < 0) {
+		if (errno == ENOBUFS)
+			cn__count_overrun(s);
+		return -errno;
+	}
+	s->st.datagrams++;
+	return r;
+}
+
+/* Make the datagram of length n that cn__recv_one read (its sender in
+ * s->addrs[0]) the one cn__walk walks. */
+static inline void cn__slot0_filled(struct cn_sock *s, ssize_t n)
+{
+	if ((size_t)n > CN_SLOT_SIZE) {
+		s->mmsg[0].msg_hdr.msg_flags = MSG_TRUNC;
+		s->mmsg[0].msg_len = CN_SLOT_SIZE;
+	} else {
+		s->mmsg[0].msg_hdr.msg_flags = 0;
+		s->mmsg[0].msg_len = (unsigned int)n;
+	}
+	s->rx.next = 0;
+	s->rx.count = 1;
+	s->rx.offset = 0;
+}
+
 /* recv.c */
 /* Read up to n datagrams into the slots (replacing what was there).
  * Returns the count or -errno. */
@@ -98,7 +159,11 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait);
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
 int cn__walk(struct cn_sock *s, struct cn_message *out);
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
-int cn__rx_pending(const struct cn_sock *s);
+/* Datagrams read and not yet fully walked? */
+static inline int cn__rx_pending(const struct cn_sock *s)
+{
+	return s->rx.next < s->rx.count;
+}
 /* The error put off by a call that had already returned messages (0: none);
  * clears it. */
 int cn__take_deferred(struct cn_sock *s);

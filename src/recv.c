@@ -20,25 +20,24 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 
 	if (n > s->nslots)
 		n = s->nslots;
-	for (uint32_t i = 0; i < n; i++) {
-		s->mmsg[i].msg_hdr.msg_namelen = sizeof(s->addrs[i]);
-		s->mmsg[i].msg_hdr.msg_flags = 0;
-		s->mmsg[i].msg_len = 0;
-	}
-	s->st.syscalls++;
+	/* Nothing is reset per call: the kernel writes msg_len, msg_namelen
+	 * (sizeof(struct sockaddr_nl) for netlink, as initialised) and
+	 * msg_flags of every entry it fills, and only filled entries are
+	 * walked. */
 	if (n == 1) {
-		ssize_t r = recvmsg(s->fd, &s->mmsg[0].msg_hdr, fl);
+		ssize_t r = cn__recv_one(s, fl, &s->addrs[0]);
 
-		got = r < 0 ? -1 : 1;
-		if (r >= 0)
-			s->mmsg[0].msg_len = (unsigned int)r;
-	} else {
-		/* Wait for the first datagram only, then take what is queued. */
-		got = recvmmsg(s->fd, s->mmsg, n, fl | MSG_WAITFORONE, NULL);
+		if (r < 0)
+			return (int)r;
+		cn__slot0_filled(s, r);
+		return 1;
 	}
+	/* Wait for the first datagram only, then take what is queued. */
+	s->st.syscalls++;
+	got = recvmmsg(s->fd, s->mmsg, n, fl | MSG_WAITFORONE, NULL);
 	if (got < 0) {
 		if (errno == ENOBUFS)
-			s->st.overruns++;
+			cn__count_overrun(s);
 		return -errno;
 	}
 	s->rx.next = 0;
@@ -85,7 +84,7 @@ int cn__walk(struct cn_sock *s, struct cn_message *out)
 			return r;
 		}
 		if (r == -ENOBUFS)
-			s->st.overruns++;
+			cn__count_overrun(s);
 		if (r < 0) {
 			out->msg = NULL;
 			out->port = from->nl_pid;
@@ -97,6 +96,14 @@ int cn__walk(struct cn_sock *s, struct cn_message *out)
 		/* nl_groups carries the group as a bit for groups 1..32. */
 		out->group = (uint32_t)ffs((int)from->nl_groups);
 		s->st.messages++;
+		if (s->rx.offset >= s->mmsg[i].msg_len) {
+			/* The datagram's last message: move on now rather than
+			 * in a second walk, so that nothing looks pending (a
+			 * cn_request would otherwise make an extra recvmsg that
+			 * returns EAGAIN, every time). */
+			s->rx.next++;
+			s->rx.offset = 0;
+		}
 		return 1;
 	}
 	return 0;
@@ -108,11 +115,6 @@ int cn__take_deferred(struct cn_sock *s)
 
 	s->deferred_err = 0;
 	return r;
-}
-
-int cn__rx_pending(const struct cn_sock *s)
-{
-	return s->rx.next < s->rx.count;
 }
 
 /* The next message not yet returned: walked, or freshly read. wait_ms is

@@ -117,6 +117,18 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 	}
 	s->fd = nl_socket_get_fd(s->nl);
 	s->port = nl_socket_get_local_port(s->nl);
+	if (!(o.flags & CN_OPEN_ANY_SENDER)) {
+		/* Connected to the kernel's port 0, the socket takes unicast
+		 * from no other port (the kernel refuses the sender with
+		 * ECONNREFUSED), and sends to the kernel need no address:
+		 * send() instead of sendmsg() (see send_parts). Multicast is
+		 * not affected; cn__walk still skips datagrams from other
+		 * ports. Without it (it cannot fail for a bound socket) sends
+		 * carry the address as before. */
+		struct sockaddr_nl k = { .nl_family = AF_NETLINK };
+
+		s->connected = connect(s->fd, (struct sockaddr *)&k, sizeof(k)) == 0;
+	}
 	seed_genealogy(s);
 
 	err = -cn_set_rcvbuf(s, o.rcvbuf ? o.rcvbuf : default_rcvbuf());
@@ -150,8 +162,7 @@ void cn_close(struct cn_sock *s)
 	free(s->addrs);
 	cn__backlog_free(&s->backlog);
 	cn__async_free(s);
-	free(s->proc.next_seq);
-	free(s->proc.seen);
+	free(s->proc.cpu);
 	free(s);
 	errno = saved;
 }

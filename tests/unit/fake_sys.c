@@ -14,6 +14,9 @@ int __real_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		    struct timespec *timeout);
 int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		    struct timespec *timeout);
+ssize_t __wrap_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+			socklen_t *fromlen);
+ssize_t __wrap_send(int fd, const void *buf, size_t len, int flags);
 ssize_t __real_sendmsg(int fd, const struct msghdr *msg, int flags);
 int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
 ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags);
@@ -211,6 +214,45 @@ ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags)
 	return (ssize_t)deliver(d, msg);
 }
 
+ssize_t __wrap_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+			socklen_t *fromlen)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct sockaddr_nl sa;
+	struct msghdr mh = {
+		.msg_name = from ? (void *)&sa : NULL,
+		.msg_namelen = from ? sizeof(sa) : 0,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+	};
+	const struct fake_dgram *d;
+	size_t n;
+
+	(void)fd;
+	fake_calls.recvfrom++;
+	if (q_head == q_tail) {
+		errno = EAGAIN;
+		return -1;
+	}
+	d = &queue[q_head++];
+	if (d->err) {
+		errno = d->err;
+		return -1;
+	}
+	n = deliver(d, &mh);
+	if (from) {
+		if (!fromlen || *fromlen < sizeof(sa))
+			abort(); /* libcn always passes room for a sockaddr_nl */
+		memcpy(from, &sa, sizeof(sa));
+		*fromlen = sizeof(sa);
+	}
+	/* As the kernel: with MSG_TRUNC, the datagram's real length. A
+	 * datagram marked MSG_TRUNC is one longer than the buffer. */
+	if ((flags & MSG_TRUNC) && (mh.msg_flags & MSG_TRUNC))
+		return (ssize_t)(d->len > len ? d->len : len + 1);
+	return (ssize_t)n;
+}
+
 int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags,
 		    struct timespec *timeout)
 {
@@ -277,6 +319,23 @@ ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags)
 		return -1;
 	}
 	return (ssize_t)record(msg);
+}
+
+ssize_t __wrap_send(int fd, const void *buf, size_t len, int flags)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	(void)fd;
+	(void)flags;
+	fake_calls.send++;
+	if (send_err_n) {
+		send_err_n--;
+		errno = send_err;
+		return -1;
+	}
+	/* No address: the socket's peer, the kernel (cn_open connects to it). */
+	return (ssize_t)record(&mh);
 }
 
 int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags)

@@ -2,12 +2,16 @@
 /*
  * fake_sys.h - fake send/receive system calls for libcn unit tests.
  *
- * Tests linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=sendmsg,
- * --wrap=sendmmsg,--wrap=poll,--wrap=setsockopt see libcn's calls land here:
- *   - recvmsg/recvmmsg pop datagrams (or errors) queued with fake_dgram()
- *     / fake_error(); an empty queue gives EAGAIN (a test never blocks);
- *   - sendmsg and sendmmsg record the bytes handed to them (fake_sent())
- *     and may call a responder hook that queues the kernel's answer;
+ * Tests linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=recvfrom,
+ * --wrap=sendmsg,--wrap=sendmmsg,--wrap=send,--wrap=poll,--wrap=setsockopt
+ * see libcn's calls land here:
+ *   - recvmsg/recvmmsg/recvfrom pop datagrams (or errors) queued with
+ *     fake_dgram() / fake_error(); an empty queue gives EAGAIN (a test never
+ *     blocks);
+ *   - sendmsg, sendmmsg and send record the bytes handed to them
+ *     (fake_sent(); send has no address: has_name 0, dst_port 0, the peer
+ *     cn_open connects to) and may call a responder hook that queues the
+ *     kernel's answer;
  *   - poll reports readable when the queue holds something, else moves one
  *     "later" datagram into the queue (a reply that arrives while waiting),
  *     else times out at once;
@@ -34,7 +38,9 @@ struct fake_dgram {
 	size_t len;
 	uint32_t port;	 /* sender's nl_pid */
 	uint32_t groups; /* nl_groups bit mask */
-	int msg_flags;	 /* extra msg_flags reported (e.g. MSG_TRUNC) */
+	int msg_flags;	 /* extra msg_flags reported (MSG_TRUNC: the datagram is
+			    longer than the buffer; recvfrom with MSG_TRUNC
+			    returns a length beyond it) */
 	int err;	 /* != 0: the receive call fails with this errno */
 };
 
@@ -46,7 +52,7 @@ struct fake_sent {
 };
 
 struct fake_counts {
-	unsigned recvmsg, recvmmsg, sendmsg, sendmmsg, poll, join, leave;
+	unsigned recvmsg, recvmmsg, recvfrom, sendmsg, sendmmsg, send, poll, join, leave;
 };
 
 extern struct fake_counts fake_calls;
@@ -73,18 +79,19 @@ struct cn_msg *fake_add_cn(struct fake_dgram *d, uint32_t idx, uint32_t val, uin
 /* Append an NLMSG_ERROR carrying `error` (0: an ack). */
 void fake_add_nlerr(struct fake_dgram *d, int error);
 
-/* Messages handed to sendmsg/sendmmsg, oldest first. fake_sent(i) holds
+/* Messages handed to sendmsg/sendmmsg/send, oldest first. fake_sent(i) holds
  * the full bytes of the last FAKE_SENT_MAX only (NULL for older ones);
  * fake_sent_hdr(i) the cn_msg header of any of the first FAKE_SENT_HDRS. */
 unsigned fake_sent_count(void);
 const struct fake_sent *fake_sent(unsigned i);
 const struct cn_msg *fake_sent_hdr(unsigned i);
-/* Make the next n sendmsg/sendmmsg calls fail with errno err. */
+/* Make the next n sendmsg/sendmmsg/send calls fail with errno err. */
 void fake_send_fail(int err, unsigned n);
 /* Make each sendmmsg call accept at most n messages (0: no limit). */
 void fake_sendmmsg_limit(unsigned n);
 
-/* Called after each successful sendmsg with the cn_msg it carried. */
+/* Called after each message sent (sendmsg, sendmmsg, send) with the cn_msg
+ * it carried. */
 typedef void (*fake_send_hook)(const struct cn_msg *sent, uint32_t dst_port, void *arg);
 void fake_on_send(fake_send_hook fn, void *arg);
 

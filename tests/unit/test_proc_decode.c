@@ -322,6 +322,60 @@ static void unknown_type_header_only(void **state)
 	assert_int_equal(ev.pid, 0);
 }
 
+/* Every field an event type does not use is 0, whatever the rest of the
+ * union holds and whatever *ev held before (decoding does not clear the
+ * struct as a whole, so each type's path must clear what it leaves). */
+static void unused_fields_are_zero(void **state)
+{
+	static const uint32_t types[] = { 0x0, 0x1, 0x2, 0x4, 0x40, 0x80, 0x100, 0x200, 0x40000000,
+					  0x80000000, 0x8 };
+	struct raw r;
+	struct cn_proc_event ev;
+
+	(void)state;
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		for (size_t i = 0; i < NSHIFTS; i++) {
+			uint32_t w = types[t];
+			uint8_t *d = start(&r, shifts[i], w, 1);
+
+			memset(d, 0x11, PE_SIZE - PE_DATA);
+			decode(&r, &ev);
+			check_header(&ev, w, 1);
+			/* clear what the type uses; everything else must be 0 already */
+			if (w != 0x0 && w != 0x8)
+				ev.pid = ev.tgid = 0;
+			if (w == 0x1 || w == 0x40000000 || w == 0x80000000)
+				ev.parent_pid = ev.parent_tgid = 0;
+			if (w == 0x4 || w == 0x40)
+				ev.ruid = ev.euid = 0;
+			if (w == 0x100)
+				ev.tracer_pid = ev.tracer_tgid = 0;
+			if (w == 0x80000000)
+				ev.exit_code = ev.exit_signal = 0;
+			if (w == 0x0)
+				ev.ack_err = 0;
+			if (w == 0x200) {
+				assert_int_equal(ev.comm[16], 0);
+				memset(ev.comm, 0, sizeof(ev.comm));
+			}
+			assert_int_equal(ev.pid, 0);
+			assert_int_equal(ev.tgid, 0);
+			assert_int_equal(ev.parent_pid, 0);
+			assert_int_equal(ev.parent_tgid, 0);
+			assert_int_equal(ev.tracer_pid, 0);
+			assert_int_equal(ev.tracer_tgid, 0);
+			assert_int_equal(ev.ruid, 0);
+			assert_int_equal(ev.euid, 0);
+			assert_int_equal(ev.exit_code, 0);
+			assert_int_equal(ev.exit_signal, 0);
+			assert_int_equal(ev.ack_err, 0);
+			for (size_t k = 0; k < sizeof(ev.comm); k++)
+				assert_int_equal(ev.comm[k], 0);
+			assert_int_equal(ev.lost_before, 0);
+		}
+	}
+}
+
 static void longer_payload_accepted(void **state)
 {
 	/* A newer kernel's larger union: the known part decodes. */
@@ -466,6 +520,7 @@ int main(void)
 		cmocka_unit_test(exit_event),
 		cmocka_unit_test(ack_event),
 		cmocka_unit_test(unknown_type_header_only),
+		cmocka_unit_test(unused_fields_are_zero),
 		cmocka_unit_test(longer_payload_accepted),
 		cmocka_unit_test(wrong_id_and_short_payload),
 		cmocka_unit_test(what_names),

@@ -487,6 +487,156 @@ static void ignore_sends_op(void **state)
 	assert_int_equal(fake_calls.poll, 0); /* does not wait for an ack */
 }
 
+/* cn_proc_recv on plain datagrams of one event each (its fused fast path):
+ * every field decoded, the unused ones 0 whatever *ev held, loss tracked,
+ * one receive system call per event. */
+static void proc_recv_one_event_per_datagram(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+	struct cn_stats st0, st1;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 100, 0);
+	event(NULL, 0, PROC_EVENT_EXEC, 2, 100, 0);
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 100, 0x100);
+	/* the ack kept by cn_proc_listen goes first, the generic way */
+	memset(&ev, 0xa5, sizeof(ev));
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(cn_stats(s, &st0), 0);
+	assert_int_equal(ev.what, CN_PROC_FORK);
+	assert_int_equal(ev.cpu, 0);
+	assert_int_equal(ev.seq, 10);
+	assert_true(ev.timestamp_ns == 1010);
+	assert_int_equal(ev.pid, 100);
+	assert_int_equal(ev.tgid, 100);
+	assert_int_equal(ev.parent_pid, 1);
+	assert_int_equal(ev.parent_tgid, 1);
+	assert_int_equal(ev.exit_code, 0);
+	assert_int_equal(ev.ack_err, 0);
+	assert_int_equal(ev.ack, 0);
+	assert_int_equal(ev.comm[0], 0);
+	assert_int_equal(ev.lost_before, 0);
+
+	memset(&ev, 0xa5, sizeof(ev));
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.what, CN_PROC_EXEC);
+	assert_int_equal(ev.seq, 13);
+	assert_int_equal(ev.pid, 100);
+	assert_int_equal(ev.parent_pid, 0);
+	assert_int_equal(ev.tracer_pid, 0);
+	assert_int_equal(ev.lost_before, 2);
+
+	memset(&ev, 0xa5, sizeof(ev));
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.what, CN_PROC_EXIT);
+	assert_int_equal(ev.pid, 100);
+	assert_int_equal(ev.exit_code, 0x100);
+	assert_int_equal(ev.exit_signal, 17);
+	assert_int_equal(ev.parent_pid, 0);
+	assert_int_equal(ev.ruid, 0);
+	assert_int_equal(ev.comm[16], 0);
+	assert_int_equal(ev.lost_before, 0);
+
+	assert_int_equal(cn_stats(s, &st1), 0);
+	assert_int_equal(st1.syscalls - st0.syscalls, 2);
+	assert_int_equal(st1.datagrams - st0.datagrams, 2);
+	assert_int_equal(st1.messages - st0.messages, 2);
+	assert_int_equal(pstats(s).lost, 2);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
+/* What is not one proc event from the kernel in a datagram of its own goes
+ * the generic way, in order: several events in one datagram, a datagram
+ * from another port (skipped), a longer payload (a newer kernel's union),
+ * a truncated datagram, a message of another id. */
+static void proc_recv_other_datagrams(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+	struct fake_dgram *d;
+	uint8_t longer[48];
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN); /* the ack */
+	d = fake_dgram(0);
+	event(d, 0, PROC_EVENT_FORK, 0, 1, 0);
+	event(d, 0, PROC_EVENT_FORK, 0, 2, 0);
+	event(fake_dgram(4242), 0, PROC_EVENT_FORK, 0, 3, 0); /* spoofed: not counted */
+	kseq[0]--;
+	memset(longer, 0, sizeof(longer));
+	memcpy(longer, &(uint32_t){ PROC_EVENT_EXEC }, 4);
+	memcpy(longer + 16, &(uint32_t){ 4 }, 4);
+	fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq[0]++, 0, longer, sizeof(longer));
+	event(NULL, 0, PROC_EVENT_FORK, 0, 5, 0);
+	fake_dgram(0)->msg_flags = MSG_TRUNC;
+	fake_add_cn(fake_dgram(0), 7, 8, 1, 0, "other id", 8);
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 6, 0);
+
+	for (int pid = 1; pid <= 6; pid++) {
+		if (pid == 3)
+			continue;
+		memset(&ev, 0xa5, sizeof(ev));
+		assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+		assert_int_equal(ev.pid, pid);
+		assert_int_equal(ev.lost_before, 0);
+		if (pid == 5)
+			assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EMSGSIZE);
+	}
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
+	assert_int_equal(pstats(s).lost, 0);
+	{
+		struct cn_stats st;
+
+		assert_int_equal(cn_stats(s, &st), 0);
+		assert_int_equal(st.foreign, 1);
+		assert_int_equal(st.malformed, 1);
+	}
+}
+
+/* Overruns are counted in cn_proc_stats the same on every receive path:
+ * the batch path (cn_recv_batch + cn_proc_handle) as cn_proc_recv, an
+ * NLMSG_OVERRUN as an ENOBUFS, and each once. */
+static void overruns_counted_on_every_path(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+	struct cn_message m[8];
+	struct cn_stats st;
+	int n, reported = 0, events = 0;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0);
+	fake_error(ENOBUFS);
+	event(NULL, 0, PROC_EVENT_FORK, 3, 2, 0);
+	fake_add_nl(fake_dgram(0), NLMSG_OVERRUN, NULL, 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 3, 0);
+	while ((n = cn_recv_batch(s, m, 8, CN_RECV_DONTWAIT)) != -EAGAIN) {
+		if (n == -ENOBUFS) {
+			reported++;
+			continue;
+		}
+		assert_true(n > 0);
+		for (int i = 0; i < n; i++)
+			events += cn_proc_handle(s, &m[i], &ev) == 1;
+	}
+	assert_int_equal(events, 3);
+	assert_int_equal(reported, 2);
+	assert_int_equal(pstats(s).overruns, 2);
+	assert_int_equal(pstats(s).lost, 3);
+	assert_int_equal(cn_stats(s, &st), 0);
+	assert_int_equal(st.overruns, 2);
+
+	/* the single path counts into the same counter */
+	fake_error(ENOBUFS);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -ENOBUFS);
+	fake_add_nl(fake_dgram(0), NLMSG_OVERRUN, NULL, 0);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -ENOBUFS);
+	assert_int_equal(pstats(s).overruns, 4);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
+	assert_int_equal(pstats(s).overruns, 4);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -499,6 +649,9 @@ int main(void)
 		T(handle_skips_other_ids),
 		T(proc_recv_reports_loss_and_overrun),
 		T(proc_recv_other_id_does_not_repeat_loss),
+		T(proc_recv_one_event_per_datagram),
+		T(proc_recv_other_datagrams),
+		T(overruns_counted_on_every_path),
 		T(userspace_filter),
 		T(nonzero_exit_filter),
 		T(ack_error_is_returned),

@@ -374,12 +374,16 @@ static void backlog_overflow(void **state)
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply, m;
 	struct cn_stats st;
+	struct cn_proc_stats pst;
 
 	fake_on_send(respond_flood, NULL);
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
 	st = stats(s);
 	assert_int_equal(st.kept, 4);
 	assert_int_equal(st.kept_lost, 2);
+	assert_int_equal(st.overruns, 0); /* the socket did not overrun */
+	assert_int_equal(cn_proc_stats(s, &pst), 0);
+	assert_int_equal(pst.overruns, 1); /* one loss, reported once below */
 	assert_int_equal(cn_pending(s), 4);
 	for (unsigned i = 1; i <= 4; i++) {
 		assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
@@ -399,6 +403,8 @@ static void backlog_overflow(void **state)
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
 	assert_int_equal(stats(s).kept, 8);
 	assert_int_equal(stats(s).kept_lost, 4);
+	assert_int_equal(cn_proc_stats(s, &pst), 0);
+	assert_int_equal(pst.overruns, 2);
 }
 
 static void backlog_overflow_batch(void **state)
@@ -419,8 +425,7 @@ static void backlog_overflow_batch(void **state)
 	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
-/* Unread messages are saved before the request; an overrun met while
- * reading on to save them is reported after them, not dropped. */
+/* Answers every request at once. */
 static void respond_simple(const struct cn_msg *req, uint32_t dst, void *arg)
 {
 	(void)dst;
@@ -428,6 +433,9 @@ static void respond_simple(const struct cn_msg *req, uint32_t dst, void *arg)
 	fake_add_cn(fake_dgram(0), req->id.idx, req->id.val, req->seq, req->ack + 1, NULL, 0);
 }
 
+/* An overrun met while saving messages already read (an NLMSG_OVERRUN after
+ * them in the same datagram) does not fail the request: cn_recv reports it
+ * after the kept messages. */
 static void request_overrun_while_saving(void **state)
 {
 	struct cn_sock *s = sock(state);
@@ -438,17 +446,41 @@ static void request_overrun_while_saving(void **state)
 
 	add_unrelated(d, 1);
 	add_unrelated(d, 2);
+	fake_add_nl(d, NLMSG_OVERRUN, NULL, 0);
 	recv_unrelated(s, 1);
-	fake_error(ENOBUFS);
 	fake_on_send(respond_simple, NULL);
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
 	assert_int_equal(reply.msg->ack, req->ack + 1);
+	assert_int_equal(stats(s).overruns, 1);
 	recv_unrelated(s, 2);
 	errno = 0;
 	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -ENOBUFS);
 	assert_int_equal(errno, ENOBUFS);
 	assert_int_equal(stats(s).overruns, 1);
 	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
+/* Once the last message of a datagram is returned, nothing is pending:
+ * cn_request reads only its reply (no extra receive that finds nothing). */
+static void request_after_whole_datagram_reads_once(void **state)
+{
+	struct cn_sock *s = sock(state);
+	union buf u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	struct cn_message reply;
+	struct fake_dgram *d = fake_dgram(0);
+
+	add_unrelated(d, 1);
+	add_unrelated(d, 2);
+	recv_unrelated(s, 1);
+	recv_unrelated(s, 2);
+	assert_int_equal(fake_calls.recvfrom + fake_calls.recvmsg + fake_calls.recvmmsg, 1);
+	fake_on_send(respond_simple, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
+	assert_int_equal(reply.msg->ack, req->ack + 1);
+	assert_int_equal(fake_calls.recvfrom + fake_calls.recvmsg + fake_calls.recvmmsg, 2);
+	assert_int_equal(cn_pending(s), 0);
+	assert_int_equal(stats(s).syscalls, 2);
 }
 
 static void request_bad_args(void **state)
@@ -494,6 +526,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(backlog_overflow, setup_small, teardown),
 		cmocka_unit_test_setup_teardown(backlog_overflow_batch, setup_small, teardown),
 		T(request_overrun_while_saving),
+		T(request_after_whole_datagram_reads_once),
 		T(request_bad_args),
 	};
 

@@ -37,10 +37,10 @@ union buf {
 	uint8_t b[CN_MSG_SIZE(64)];
 };
 
-/* Check sent message i: one nlmsghdr (NLMSG_DONE, length, our port), then
- * exactly the cn_msg and payload. */
-static const struct cn_msg *check_sent(struct cn_sock *s, unsigned i, uint32_t dst,
-				       const struct cn_msg *want, const void *payload, size_t len)
+/* Check the bytes of sent message i: one nlmsghdr (NLMSG_DONE, length, our
+ * port), then exactly the cn_msg and payload. */
+static const struct cn_msg *check_bytes(struct cn_sock *s, unsigned i, const struct cn_msg *want,
+					const void *payload, size_t len)
 {
 	const struct fake_sent *f = fake_sent(i);
 	struct nlmsghdr nlh;
@@ -52,8 +52,6 @@ static const struct cn_msg *check_sent(struct cn_sock *s, unsigned i, uint32_t d
 	assert_int_equal(nlh.nlmsg_len, f->len);
 	assert_int_equal(nlh.nlmsg_type, NLMSG_DONE);
 	assert_int_equal(nlh.nlmsg_pid, cn_port(s));
-	assert_true(f->has_name);
-	assert_int_equal(f->dst_port, dst);
 	m = fake_sent_cn(i);
 	assert_int_equal(m->id.idx, want->id.idx);
 	assert_int_equal(m->id.val, want->id.val);
@@ -64,6 +62,17 @@ static const struct cn_msg *check_sent(struct cn_sock *s, unsigned i, uint32_t d
 	if (len)
 		assert_memory_equal(m->data, payload, len);
 	return m;
+}
+
+/* check_bytes, and the message went to port dst with an explicit address
+ * (the setup's socket takes any sender, so it is not connected). */
+static const struct cn_msg *check_sent(struct cn_sock *s, unsigned i, uint32_t dst,
+				       const struct cn_msg *want, const void *payload, size_t len)
+{
+	assert_non_null(fake_sent(i));
+	assert_true(fake_sent(i)->has_name);
+	assert_int_equal(fake_sent(i)->dst_port, dst);
+	return check_bytes(s, i, want, payload, len);
 }
 
 static void send_writes_seq_and_ack(void **state)
@@ -243,6 +252,66 @@ static void reply_to_sender(void **state)
 	assert_int_equal(fake_sent_count(), 2);
 }
 
+/* A socket that takes only the kernel's messages is connected to it: small
+ * messages to the kernel go out whole with send() (no address), the same
+ * bytes as sendmsg would gather; large ones and other ports use sendmsg with
+ * an address. */
+static void connected_socket_sends_whole(void **state)
+{
+	struct cn_open_opts o = { .sz = sizeof(o) };
+	struct cn_sock *t;
+	union buf u;
+	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "hello", 5);
+	static union {
+		struct cn_msg m;
+		uint8_t b[CN_MSG_SIZE(1000)];
+	} big;
+	struct cn_msg *b = cn_msg_init(&big, sizeof(big), 1, 2, NULL, 1000);
+
+	(void)state;
+	fake_reset();
+	t = cn_open(NETLINK_CONNECTOR, &o);
+	assert_non_null(t);
+	assert_int_equal(cn_send(t, m, 0), 0);
+	assert_int_equal(fake_calls.send, 1);
+	assert_int_equal(fake_calls.sendmsg, 0);
+	assert_false(fake_sent(0)->has_name);
+	check_bytes(t, 0, m, "hello", 5);
+
+	/* up to 256 bytes with the netlink header go whole, one more does not */
+	memset(b->data, 'q', 1000);
+	b->len = 256 - NLMSG_HDRLEN - sizeof(struct cn_msg);
+	assert_int_equal(cn_send(t, b, 0), 0);
+	assert_int_equal(fake_calls.send, 2);
+	assert_int_equal(fake_calls.sendmsg, 0);
+	check_bytes(t, 1, b, b->data, b->len);
+	b->len++;
+	assert_int_equal(cn_send(t, b, 0), 0);
+	assert_int_equal(fake_calls.send, 2);
+	assert_int_equal(fake_calls.sendmsg, 1);
+	assert_true(fake_sent(2)->has_name);
+	assert_int_equal(fake_sent(2)->dst_port, 0);
+	check_bytes(t, 2, b, b->data, b->len);
+
+	assert_int_equal(cn_sendto(t, m, 4242, 0), 0);
+	assert_int_equal(fake_calls.sendmsg, 2);
+	assert_true(fake_sent(3)->has_name);
+	assert_int_equal(fake_sent(3)->dst_port, 4242);
+	check_bytes(t, 3, m, "hello", 5);
+
+	/* send() is retried on EINTR and reports other errors */
+	fake_send_fail(EINTR, 1);
+	assert_int_equal(cn_send(t, m, 0), 0);
+	assert_int_equal(fake_calls.send, 4);
+	assert_int_equal(fake_sent_count(), 5);
+	fake_send_fail(EAGAIN, 1);
+	errno = 0;
+	assert_int_equal(cn_send(t, m, 0), -EAGAIN);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(fake_sent_count(), 5);
+	cn_close(t);
+}
+
 static void two_sockets_have_independent_sequences(void **state)
 {
 	struct cn_sock *s = sock(state);
@@ -277,6 +346,7 @@ int main(void)
 		T(send_errors),
 		T(reply_to_sender),
 		T(two_sockets_have_independent_sequences),
+		T(connected_socket_sends_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
