@@ -16,6 +16,7 @@
 
 #define REQUEST_TIMEOUT_MS 1000
 #define REQUEST_MAX_JOIN   8
+#define REQUEST_RCVBUF_MAX (1ull << 30)
 
 /* clang-format off */
 static void request_usage(FILE *f)
@@ -23,7 +24,8 @@ static void request_usage(FILE *f)
 	fprintf(f,
 		"Usage: cnctl request ID [DATA] [--hex HEX | --file PATH] [--timeout MS]\n"
 		"                     [--match strict|ack-only] [--seq N] [--ack N]\n"
-		"                     [--join G]... [--no-join] [--unit N | --kmod] [--json]\n"
+		"                     [--join G]... [--no-join] [--rcvbuf BYTES]\n"
+		"                     [--unit N | --kmod] [--json]\n"
 		"\n"
 		"Send one message with id ID (IDX.VAL, each decimal or 0x hex) and wait for\n"
 		"its reply: a message with the same id, the same seq and ack + 1 (strict),\n"
@@ -43,6 +45,8 @@ static void request_usage(FILE *f)
 		"                      the id's group IDX (if the unit has it) so that a\n"
 		"                      reply multicast there (the proc connector's ack to\n"
 		"                      LISTEN, 1.1 with --hex 01000000) is seen\n"
+		"  -r, --rcvbuf BYTES  socket receive buffer (suffix K, M, G allowed): room\n"
+		"                      for the group's other traffic while waiting\n"
 		"  -u, --unit N        netlink unit (default: NETLINK_CONNECTOR, 11)\n"
 		"  -k, --kmod          use the unit kmod (cnbus.ko) reports\n"
 		"  -j, --json          the reply as one JSON object (as 'cnctl listen --json'\n"
@@ -67,6 +71,7 @@ int cnctl_request(int argc, char **argv)
 		{ "ack", required_argument, NULL, 'a' },
 		{ "join", required_argument, NULL, 'g' },
 		{ "no-join", no_argument, NULL, 'J' },
+		{ "rcvbuf", required_argument, NULL, 'r' },
 		{ "unit", required_argument, NULL, 'u' },
 		{ "kmod", no_argument, NULL, 'k' },
 		{ "json", no_argument, NULL, 'j' },
@@ -78,19 +83,21 @@ int cnctl_request(int argc, char **argv)
 	enum cn_match policy = CN_MATCH_STRICT;
 	uint32_t idx, val, seq = 0, ack = 0, join[REQUEST_MAX_JOIN];
 	unsigned int flags = 0, njoin = 0;
-	int unit = -1, kmod = 0, json = 0, nojoin = 0, timeout = REQUEST_TIMEOUT_MS;
+	int unit = -1, kmod = 0, json = 0, nojoin = 0, timeout = REQUEST_TIMEOUT_MS, rcvbuf = 0;
+	struct cn_open_opts oo = { .sz = sizeof(oo) };
 	struct cn_message reply;
 	struct timespec t0, t1;
 	struct cn_sock *s;
 	struct cn_msg *msg;
 	char extra[128];
 	long long rtt_us;
+	uint64_t v;
 	size_t len;
 	int c, r;
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":x:f:t:m:s:a:g:Ju:kjh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":x:f:t:m:s:a:g:Jr:u:kjh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'x':
 			hex = optarg;
@@ -144,6 +151,15 @@ int cnctl_request(int argc, char **argv)
 		case 'J':
 			nojoin = 1;
 			break;
+		case 'r':
+			if (cnctl_parse_size(optarg, 1, REQUEST_RCVBUF_MAX, &v) < 0)
+				return cnctl_usage_err(
+				    "request",
+				    "invalid --rcvbuf value '%s': expected bytes "
+				    "from 1 to 1G (suffix K, M or G allowed)",
+				    optarg);
+			rcvbuf = (int)v;
+			break;
 		case 'u':
 			if (cnctl_parse_unit("request", optarg, &unit))
 				return CNCTL_EXIT_USAGE;
@@ -191,9 +207,16 @@ int cnctl_request(int argc, char **argv)
 		cnctl_err("sigaction: %s", strerror(-r));
 		return CNCTL_EXIT_ERROR;
 	}
-	r = cnctl_open("request", unit, kmod, NULL, &s);
+	oo.rcvbuf = rcvbuf;
+	r = cnctl_open("request", unit, kmod, &oo, &s);
 	if (r)
 		return r;
+	if (rcvbuf) {
+		r = cn_set_rcvbuf(s, rcvbuf);
+		if (r >= 0 && r / 2 < rcvbuf)
+			cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)",
+				  r / 2);
+	}
 	/* The id's group: best effort (a unit may have fewer groups). */
 	if (!nojoin && idx != 0)
 		(void)cn_join(s, idx);
