@@ -10,8 +10,8 @@
  * built into an skb first, with the caller's gfp mask, and the slot holds
  * the skb, so both kinds keep one order per CPU. When a ring goes from
  * empty to non-empty, the CPU's work item is queued on that CPU; the worker
- * sends the slots in order (building skbs for inline ones in process
- * context) and frees them in chunks. No polling. A full ring (cbus_qlen
+ * takes the slots in order, in chunks: it builds the skbs of inline ones in
+ * process context, gives the chunk's slots back, then sends. No polling. A full ring (cbus_qlen
  * messages) falls back to a direct send from the caller's context, as in
  * 2005 (in hard IRQ or with interrupts off, a drop that is counted).
  *
@@ -91,8 +91,12 @@ static bool cnbus_cbus_xmit(struct sk_buff *skb, gfp_t gfp)
 	return !err || err == -ESRCH || err == -ENOBUFS;
 }
 
-/* Send and empty one slot (process context); true if the message left. */
-static bool cnbus_cbus_send_slot(struct cnbus_cbus_slot *s)
+/*
+ * Empty one slot (process context): its skb, built now for an inline
+ * message, goes to @batch. Returns false if the message is lost (no
+ * memory); a message nobody listens to leaves the bus here (as -ESRCH).
+ */
+static bool cnbus_cbus_take_slot(struct cnbus_cbus_slot *s, struct sk_buff_head *batch)
 {
 	struct sk_buff *skb = s->skb;
 
@@ -101,7 +105,6 @@ static bool cnbus_cbus_send_slot(struct cnbus_cbus_slot *s)
 		kfree_skb(skb);
 		return false;
 	}
-	/* Nobody listens: the message leaves the bus as with -ESRCH. */
 	if (!netlink_has_listeners(cnbus_nls, s->group)) {
 		consume_skb(skb);
 		return true;
@@ -111,16 +114,24 @@ static bool cnbus_cbus_send_slot(struct cnbus_cbus_slot *s)
 		if (!skb)
 			return false;
 	}
-	return cnbus_cbus_xmit(skb, GFP_KERNEL);
+	__skb_queue_tail(batch, skb);
+	return true;
 }
 
-/* Send every queued slot of @q in order. Process context. */
+/*
+ * Send every queued slot of @q in order, CNBUS_CBUS_CHUNK at a time: the
+ * chunk's skbs are built, its slots given back to inserters, then the skbs
+ * are sent. Process context.
+ */
 static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 {
 	unsigned int head, n, i, size = READ_ONCE(cnbus_cbus_qlen);
+	struct sk_buff_head batch;
+	struct sk_buff *skb;
 	unsigned long flags;
 	u64 sent, dropped;
 
+	__skb_queue_head_init(&batch);
 	for (;;) {
 		spin_lock_irqsave(&q->lock, flags);
 		head = q->head;
@@ -132,17 +143,28 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 		/* Slots head..head+n-1 stay ours until head moves past them. */
 		sent = 0;
 		dropped = 0;
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < n; i++)
+			if (!cnbus_cbus_take_slot(&q->ring[(head + i) % size], &batch))
+				dropped++;
+		sent = n - dropped - skb_queue_len(&batch);
+		spin_lock_irqsave(&q->lock, flags);
+		q->head = (head + n) % size;
+		q->count -= n;
+		q->sent += sent;
+		q->dropped += dropped;
+		spin_unlock_irqrestore(&q->lock, flags);
+
+		sent = 0;
+		dropped = 0;
+		while ((skb = __skb_dequeue(&batch))) {
 			if (unlikely(cbus_worker_delay_us))
 				usleep_range(cbus_worker_delay_us, cbus_worker_delay_us + 100);
-			if (cnbus_cbus_send_slot(&q->ring[(head + i) % size]))
+			if (cnbus_cbus_xmit(skb, GFP_KERNEL))
 				sent++;
 			else
 				dropped++;
 		}
 		spin_lock_irqsave(&q->lock, flags);
-		q->head = (head + n) % size;
-		q->count -= n;
 		q->sent += sent;
 		q->dropped += dropped;
 		spin_unlock_irqrestore(&q->lock, flags);
