@@ -109,6 +109,13 @@ if [ -x /bin/cnctl ]; then
 		grep -q '^0x123\.0x459 seq=[0-9]* ack=[0-9]* len=4 flags=0x0 port=0 group=0 data="ping"$' /tmp/l.out
 		tap $((rc + $?)) "listen --kmod 0x123 --id 0x123.0x459 got the sent message (exit $rc)" /tmp/l.err
 
+		# kmod with the test module's callbacks and some traffic behind it.
+		/bin/cnctl kmod >/tmp/c.out 2>&1
+		rc=$?
+		sed 's/^/# cnctl kmod (cnbus_test loaded): /' /tmp/c.out
+		grep -q '^  0x123\.0x456  ' /tmp/c.out && grep -q '^  0x123\.0x457  ' /tmp/c.out
+		tap $((rc + $?)) "kmod lists the test module's callbacks (exit $rc)" /tmp/c.out
+
 		# notify: unloading cnbus_test removes 0x123.0x456 and 0x123.0x457.
 		/bin/cnctl notify --idx 0x123 --val 0x456:2 --group 7 --count 2 --timeout 10000 --json >/tmp/n.out 2>/tmp/n.err &
 		npid=$!
