@@ -128,6 +128,18 @@ if [ -x /bin/cnctl ]; then
 		tap $((rc + $?)) "notify: 2 removals on rmmod cnbus_test (exit $rc)" /tmp/n.err
 		/bin/cnctl kmod --json | grep -q '"notify_count":0,'
 		tap $? "notify removed its request on exit"
+
+		# notify stopped by SIGTERM removes its request too.
+		/bin/cnctl notify --idx 0x123 --val 0x456 --group 7 >/tmp/n.out 2>/tmp/n.err &
+		npid=$!
+		await /tmp/n.err "notification request"
+		/bin/cnctl kmod --json | grep -q '"notify_count":1,'
+		tap $? "notify: kmod holds 1 request while it runs" /tmp/n.err
+		kill -TERM $npid
+		wait $npid
+		rc=$?
+		/bin/cnctl kmod --json | grep -q '"notify_count":0,'
+		tap $((rc + $?)) "notify: SIGTERM exits 0 and removes the request (exit $rc)" /tmp/n.err
 	else
 		echo "not ok - cnctl: insmod cnbus_test"
 	fi
