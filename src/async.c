@@ -24,7 +24,6 @@ struct cn_async_entry {
 	uint64_t cookie;
 	int64_t deadline_ms;
 	uint32_t next_free;
-	int used;
 };
 
 struct cn_async {
@@ -134,12 +133,11 @@ static void index_delete(struct cn_async *a, uint32_t i)
 	}
 }
 
-static void release(struct cn_async *a, uint32_t slot)
+static inline void release(struct cn_async *a, uint32_t slot)
 {
 	uint32_t entry = a->index[slot] - 1;
 
 	index_delete(a, slot);
-	a->e[entry].used = 0;
 	a->e[entry].next_free = a->free_head;
 	a->free_head = entry + 1;
 	a->inflight--;
@@ -155,6 +153,7 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 	struct cn_async *a;
 	uint32_t entries[SEND_CHUNK];
 	unsigned int sent = 0;
+	struct msghdr hdr = { .msg_iovlen = 2 };
 
 	if (!s || !reqs || n == 0 || (flags & ~(CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)))
 		return cn_fail(EINVAL);
@@ -166,14 +165,23 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 			return cn_fail(reqs[i] ? EMSGSIZE : EINVAL);
 	if (a->inflight == a->cap)
 		return cn_fail(EBUSY);
+	/* A socket connected to the kernel needs no address, and the kernel
+	 * then copies and checks none per message. */
+	if (!s->connected) {
+		hdr.msg_name = &to;
+		hdr.msg_namelen = sizeof(to);
+	}
 
 	while (sent < n && a->inflight < a->cap) {
-		unsigned int k = 0;
+		unsigned int k, chunk = n - sent;
 		int64_t deadline = a->timeout_ms > 0 ? now_ms() + a->timeout_ms : -1;
 		int r;
 
-		/* inflight already counts the requests of this chunk. */
-		while (k < SEND_CHUNK && sent + k < n && a->inflight < a->cap) {
+		if (chunk > SEND_CHUNK)
+			chunk = SEND_CHUNK;
+		if (chunk > a->cap - a->inflight)
+			chunk = a->cap - a->inflight;
+		for (k = 0; k < chunk; k++) {
 			struct cn_msg *m = reqs[sent + k];
 			uint32_t entry = a->free_head - 1;
 			struct cn_async_entry *e = &a->e[entry];
@@ -183,7 +191,6 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 			if (!(flags & CN_SEND_KEEP_ACK))
 				m->ack = cn__random_u32(s);
 			a->free_head = e->next_free;
-			e->used = 1;
 			e->id = m->id;
 			e->seq = m->seq;
 			e->reply_ack = m->ack + 1;
@@ -191,24 +198,18 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 			e->deadline_ms = deadline;
 			entries[k] = entry;
 			index_insert(a, entry);
-			a->inflight++;
 
-			nlh[k] = (struct nlmsghdr){
-				.nlmsg_len = (__u32)(NLMSG_HDRLEN + sizeof(*m) + m->len),
-				.nlmsg_type = NLMSG_DONE,
-				.nlmsg_seq = m->seq,
-				.nlmsg_pid = s->port,
-			};
+			nlh[k].nlmsg_len = (__u32)(NLMSG_HDRLEN + sizeof(*m) + m->len);
+			nlh[k].nlmsg_type = NLMSG_DONE;
+			nlh[k].nlmsg_flags = 0;
+			nlh[k].nlmsg_seq = m->seq;
+			nlh[k].nlmsg_pid = s->port;
 			iov[k][0] = (struct iovec){ &nlh[k], NLMSG_HDRLEN };
 			iov[k][1] = (struct iovec){ m, sizeof(*m) + m->len };
-			/* A socket connected to the kernel needs no address,
-			 * and the kernel then copies and checks none per message. */
-			mm[k].msg_hdr = (struct msghdr){ .msg_name = s->connected ? NULL : &to,
-							 .msg_namelen = s->connected ? 0 : sizeof(to),
-							 .msg_iov = iov[k],
-							 .msg_iovlen = 2 };
-			k++;
+			mm[k].msg_hdr = hdr;
+			mm[k].msg_hdr.msg_iov = iov[k];
 		}
+		a->inflight += k;
 		if (deadline >= 0 && (a->next_expiry < 0 || deadline < a->next_expiry))
 			a->next_expiry = deadline;
 		do

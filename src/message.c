@@ -70,9 +70,13 @@ static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *dat
 		} one;
 
 		one.h = nlh;
-		memcpy(one.b + NLMSG_HDRLEN, m, sizeof(*m));
-		if (len)
-			memcpy(one.b + NLMSG_HDRLEN + sizeof(*m), data, len);
+		if (data == m->data) {
+			memcpy(one.b + NLMSG_HDRLEN, m, sizeof(*m) + len);
+		} else {
+			memcpy(one.b + NLMSG_HDRLEN, m, sizeof(*m));
+			if (len)
+				memcpy(one.b + NLMSG_HDRLEN + sizeof(*m), data, len);
+		}
 		do
 			r = send(s->fd, one.b, nlh.nlmsg_len, 0);
 		while (r < 0 && errno == EINTR);
@@ -100,10 +104,13 @@ static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *dat
 	return 0;
 }
 
-int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
+#define SEND_FLAGS (CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)
+
+/* cn_sendto once the arguments are checked: genealogy, then the datagram.
+ * Library callers (cn_request, proc.c) call this directly: the exported
+ * cn_sendto is reached through the PLT and checks again. */
+static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
 {
-	if (!s || !msg || (flags & ~(CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)))
-		return cn_fail(EINVAL);
 	if (msg->len > CONNECTOR_MAX_MSG_SIZE)
 		return cn_fail(EMSGSIZE);
 	if (!(flags & CN_SEND_KEEP_SEQ))
@@ -113,20 +120,36 @@ int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int
 	return send_parts(s, msg, msg->data, msg->len, port);
 }
 
+int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
+{
+	if (!s || !msg || (flags & ~SEND_FLAGS))
+		return cn_fail(EINVAL);
+	return send_msg(s, msg, port, flags);
+}
+
 int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
 {
-	return cn_sendto(s, msg, 0, flags);
+	if (!s || !msg || (flags & ~SEND_FLAGS))
+		return cn_fail(EINVAL);
+	return send_msg(s, msg, 0, flags);
+}
+
+/* cn_is_reply without the NULL checks. */
+static inline int is_reply(const struct cn_msg *req, const struct cn_msg *msg,
+			   enum cn_match policy)
+{
+	if (msg->id.idx != req->id.idx || msg->id.val != req->id.val)
+		return 0;
+	if (msg->ack != req->ack + 1)
+		return 0;
+	return policy == CN_MATCH_ACK_ONLY || msg->seq == req->seq;
 }
 
 int cn_is_reply(const struct cn_msg *req, const struct cn_msg *msg, enum cn_match policy)
 {
 	if (!req || !msg)
 		return 0;
-	if (msg->id.idx != req->id.idx || msg->id.val != req->id.val)
-		return 0;
-	if (msg->ack != req->ack + 1)
-		return 0;
-	return policy == CN_MATCH_ACK_ONLY || msg->seq == req->seq;
+	return is_reply(req, msg, policy);
 }
 
 int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, size_t len)
@@ -189,7 +212,8 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 				  returns, and reading the clock is not free */
 	int r;
 
-	if (!s || !req || !reply || (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
+	if (!s || !req || !reply || (flags & ~SEND_FLAGS) ||
+	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
 		return cn_fail(EINVAL);
 
 	/* Messages already read but not returned must survive: the slots are
@@ -206,7 +230,7 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 			s->backlog.err = r; /* a kernel NLMSG_ERROR: cn_recv reports it */
 	}
 
-	r = cn_sendto(s, req, 0, flags);
+	r = send_msg(s, req, 0, flags);
 	if (r < 0)
 		return r;
 
@@ -215,7 +239,7 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 
 		r = cn__next_message(s, &m, 0);
 		if (r == 0) {
-			if (cn_is_reply(req, m.msg, policy)) {
+			if (is_reply(req, m.msg, policy)) {
 				*reply = m;
 				return 0;
 			}

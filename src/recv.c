@@ -69,7 +69,7 @@ int cn__walk(struct cn_sock *s, struct cn_message *out)
 				return -EMSGSIZE;
 			}
 		}
-		r = cn_parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
+		r = cn__parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
 		if (r == 0) {
 			s->rx.next++;
 			s->rx.offset = 0;
@@ -126,9 +126,11 @@ int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 
 		if (r < 0)
 			return r;
-		r = cn__walk(s, out);
-		if (r != 0)
-			return r < 0 ? r : 0;
+		if (cn__rx_pending(s)) {
+			r = cn__walk(s, out);
+			if (r != 0)
+				return r < 0 ? r : 0;
+		}
 		r = cn__read_datagrams(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return r;
