@@ -8,8 +8,11 @@
  *     __u32 count). Every online CPU inserts count CBUS messages with id
  *     0x123.0x458, seq = 0..count-1, ack = cpu, payload text
  *     "cpu=C burst=N"; from process context, or from hard IRQ (irq_work)
- *     when flags has CNBUS_TEST_BURST_HARDIRQ. When every insert has been
- *     made, the request is answered (seq, ack + 1) with the struct,
+ *     when flags has CNBUS_TEST_BURST_HARDIRQ. With len (at most
+ *     CNBUS_TEST_PAD_MAX), messages with an odd seq carry len payload bytes:
+ *     the text, its NUL, then 'a' + seq % 26 up to len (too large for a
+ *     CBUS slot, so large and small messages share one queue). When every
+ *     insert has been made, the request is answered (seq, ack + 1) with the struct,
  *     inserted/refused filled in.
  * 0x123.0x459: multicast. The message is sent on with cnbus_send(msg, 0, 0),
  *     i.e. to the group of its id's callback (0x123); then a message with id
@@ -64,12 +67,13 @@
 #define CNBUS_TEST_BURST_HARDIRQ 0x1
 #define CNBUS_TEST_TEXT		 48
 #define CNBUS_TEST_IRQ_BATCH	 64
+#define CNBUS_TEST_PAD_MAX	 2048
 
 struct cnbus_test_burst {
-	__u32 count; /* inserts per CPU */
-	__u32 flags; /* CNBUS_TEST_BURST_* */
-	__u32 cpus;  /* reply: CPUs that took part */
-	__u32 pad;
+	__u32 count;	/* inserts per CPU */
+	__u32 flags;	/* CNBUS_TEST_BURST_* */
+	__u32 cpus;	/* reply: CPUs that took part */
+	__u32 len;	/* payload bytes of odd-seq messages, 0: text only */
 	__u64 inserted; /* reply: inserts accepted */
 	__u64 refused;	/* reply: inserts refused */
 };
@@ -109,7 +113,9 @@ struct cnbus_test_cpu {
 	unsigned int cpu;
 	u32 count;
 	u32 flags;
+	u32 len;
 	u32 next;
+	struct cn_msg *big; /* CNBUS_TEST_PAD_MAX payload bytes, this CPU's bursts */
 	u64 inserted;
 	u64 refused;
 };
@@ -161,13 +167,26 @@ static void cnbus_test_echo(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 }
 
 /* One burst message; returns cnbus_insert()'s result. */
-static int cnbus_test_insert_one(unsigned int cpu, u32 seq, gfp_t gfp)
+static int cnbus_test_insert_one(struct cnbus_test_cpu *c, unsigned int cpu, u32 seq, gfp_t gfp)
 {
 	struct {
 		struct cn_msg msg;
 		char text[CNBUS_TEST_TEXT];
 	} m;
+	struct cn_msg *big = c->big;
 	int n;
+
+	if (c->len && (seq & 1)) {
+		memset(big, 0, sizeof(*big));
+		big->id.idx = CNBUS_TEST_IDX;
+		big->id.val = CNBUS_TEST_BURST;
+		big->seq = seq;
+		big->ack = cpu;
+		n = scnprintf(big->data, CNBUS_TEST_TEXT, "cpu=%u burst=%u", cpu, seq);
+		big->len = max_t(u32, c->len, n + 1);
+		memset(big->data + n + 1, 'a' + seq % 26, big->len - n - 1);
+		return cnbus_insert(big, gfp);
+	}
 
 	memset(&m.msg, 0, sizeof(m.msg));
 	m.msg.id.idx = CNBUS_TEST_IDX;
@@ -199,7 +218,7 @@ static void cnbus_test_burst_work(struct work_struct *work)
 		return;
 	}
 	for (i = 0; i < c->count; i++) {
-		if (cnbus_test_insert_one(c->cpu, i, GFP_KERNEL))
+		if (cnbus_test_insert_one(c, c->cpu, i, GFP_KERNEL))
 			c->refused++;
 		else
 			c->inserted++;
@@ -216,7 +235,7 @@ static void cnbus_test_burst_irq(struct irq_work *iw)
 	u32 end = min(c->count, c->next + CNBUS_TEST_IRQ_BATCH);
 
 	for (; c->next < end; c->next++) {
-		if (cnbus_test_insert_one(cpu, c->next, GFP_ATOMIC))
+		if (cnbus_test_insert_one(c, cpu, c->next, GFP_ATOMIC))
 			c->refused++;
 		else
 			c->inserted++;
@@ -246,6 +265,7 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 		c->inserted = 0;
 		c->refused = 0;
 		c->flags = req.flags;
+		c->len = min_t(u32, req.len, CNBUS_TEST_PAD_MAX);
 		reinit_completion(&c->done);
 		queue_work_on(cpu, system_highpri_wq, &c->work);
 	}
@@ -407,6 +427,15 @@ static void cnbus_test_timer_fn(struct timer_list *t)
 	}
 }
 
+static void cnbus_test_free_cpus(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		kfree(cnbus_test_cpus[cpu].big);
+	kfree(cnbus_test_cpus);
+}
+
 static int __init cnbus_test_init(void)
 {
 	unsigned int cpu;
@@ -422,6 +451,11 @@ static int __init cnbus_test_init(void)
 		INIT_WORK(&c->bench_work, cnbus_test_bench_work);
 		c->iw = IRQ_WORK_INIT_HARD(cnbus_test_burst_irq);
 		init_completion(&c->done);
+		c->big = kmalloc(sizeof(*c->big) + CNBUS_TEST_PAD_MAX, GFP_KERNEL);
+		if (!c->big) {
+			err = -ENOMEM;
+			goto out_free_cpus;
+		}
 	}
 
 	err = cnbus_add_callback(&cnbus_test_ids[0], "cnbus_test_a", cnbus_test_echo);
@@ -456,7 +490,7 @@ out_del_b:
 out_del_a:
 	cnbus_del_callback(&cnbus_test_ids[0]);
 out_free_cpus:
-	kfree(cnbus_test_cpus);
+	cnbus_test_free_cpus();
 	return err;
 }
 
@@ -469,7 +503,7 @@ static void __exit cnbus_test_exit(void)
 	/* Waits for running callbacks, including a burst in progress. */
 	for (i = ARRAY_SIZE(cnbus_test_ids) - 1; i >= 0; i--)
 		cnbus_del_callback(&cnbus_test_ids[i]);
-	kfree(cnbus_test_cpus);
+	cnbus_test_free_cpus();
 	pr_info("unloaded after %llu timer messages\n", cnbus_test_counter);
 }
 

@@ -51,7 +51,7 @@ struct bench_req {
 };
 
 struct burst_req {
-	uint32_t count, flags, cpus, pad;
+	uint32_t count, flags, cpus, len;
 	uint64_t inserted, refused;
 };
 

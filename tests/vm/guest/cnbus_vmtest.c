@@ -43,7 +43,7 @@
 #define NOTIFY_GROUP	0x200
 
 struct burst_req {
-	uint32_t count, flags, cpus, pad;
+	uint32_t count, flags, cpus, len; /* len: payload bytes of odd-seq messages */
 	uint64_t inserted, refused;
 };
 
@@ -850,9 +850,32 @@ struct rx {
 	volatile uint64_t got; /* burst messages */
 	volatile uint64_t overruns;
 	uint64_t order_breaks;
+	uint32_t pad_len;     /* odd-seq messages carry this many bytes (0: text only) */
+	uint64_t big;	      /* odd-seq messages of pad_len bytes received */
+	uint64_t bad_payload; /* messages whose payload is not what was inserted */
 	long long last[KSTAT_MAX_CPUS];
 	volatile double last_rx;
 };
+
+/* "cpu=C burst=N", NUL, then for odd seq 'a' + seq % 26 up to pad_len. */
+static void check_burst_payload(struct rx *rx, const struct cn_msg *m)
+{
+	char want[48];
+	uint32_t n, i;
+
+	n = (uint32_t)snprintf(want, sizeof(want), "cpu=%u burst=%u", m->ack, m->seq) + 1;
+	if ((m->seq & 1) && m->len == rx->pad_len)
+		rx->big++;
+	if (m->len != ((m->seq & 1) ? rx->pad_len : n) || memcmp(m->data, want, n)) {
+		rx->bad_payload++;
+		return;
+	}
+	for (i = n; i < m->len; i++)
+		if (m->data[i] != 'a' + m->seq % 26) {
+			rx->bad_payload++;
+			return;
+		}
+}
 
 static void *rx_thread(void *arg)
 {
@@ -883,6 +906,8 @@ static void *rx_thread(void *arg)
 					rx->order_breaks++;
 				rx->last[m->ack] = m->seq;
 			}
+			if (rx->pad_len)
+				check_burst_payload(rx, m);
 			rx->got++;
 		}
 		rx->last_rx = now_s();
@@ -906,18 +931,19 @@ static int wait_drained(struct kstat *k, double timeout_s)
 	}
 }
 
-static int burst(unsigned int count, uint32_t flags, int rcvbuf, int read_live, struct rx *rx,
-		 struct kstat *k0, struct kstat *k1, struct burst_req *res)
+static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, int read_live,
+		 struct rx *rx, struct kstat *k0, struct kstat *k1, struct burst_req *res)
 {
 	struct cn_sock *c = open_sock(0, 0);
 	unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
-	struct burst_req req = { .count = count, .flags = flags };
+	struct burst_req req = { .count = count, .flags = flags, .len = len };
 	struct cn_message rep;
 	struct cn_msg *m;
 	pthread_t th;
 	int rc = 0, r, i, started = 0;
 
 	memset(rx, 0, sizeof(*rx));
+	rx->pad_len = len;
 	for (i = 0; i < KSTAT_MAX_CPUS; i++)
 		rx->last[i] = -1;
 	rx->s = open_sock(CN_OPEN_NONBLOCK, 0);
@@ -965,7 +991,7 @@ static int t_cbus_burst(uint32_t flags, unsigned int count)
 	uint64_t ins, sent, direct, dropped;
 	int rc;
 
-	rc = burst(count, flags, 64 << 20, 1, &rx, &k0, &k1, &res);
+	rc = burst(count, flags, 0, 64 << 20, 1, &rx, &k0, &k1, &res);
 	if (rc)
 		goto out;
 	ins = k1.inserted - k0.inserted;
@@ -1005,6 +1031,51 @@ static int t_cbus_burst_hardirq(void)
 	return t_cbus_burst(T_BURST_HARDIRQ, 3000);
 }
 
+/*
+ * Small (in a CBUS slot) and large (an skb in the slot) messages alternate
+ * in one queue, from process context and from hard IRQ: every payload
+ * arrives intact and, without a direct send, in order per CPU.
+ */
+static int t_cbus_mixed_sizes(void)
+{
+	enum { COUNT = 300, LEN = 700 };
+	uint32_t flags;
+	struct kstat k0, k1;
+	struct burst_req res;
+	struct rx rx = { 0 };
+	uint64_t ins, sent, direct, dropped;
+	int rc = 0;
+
+	for (flags = 0; flags <= T_BURST_HARDIRQ; flags++) {
+		rc = burst(COUNT, flags, LEN, 64 << 20, 1, &rx, &k0, &k1, &res);
+		if (rc)
+			goto out;
+		ins = k1.inserted - k0.inserted;
+		sent = k1.sent - k0.sent;
+		direct = k1.sent_direct - k0.sent_direct;
+		dropped = k1.dropped - k0.dropped;
+		info("%s: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64 " dropped %" PRIu64
+		     " received %" PRIu64 " (%" PRIu64 " of %u bytes) bad %" PRIu64
+		     " order breaks %" PRIu64,
+		     flags ? "hard IRQ" : "process", ins, sent, direct, dropped, rx.got, rx.big,
+		     LEN, rx.bad_payload, rx.order_breaks);
+		CHECK(res.refused == 0 && ins == res.inserted && ins == (uint64_t)COUNT * res.cpus,
+		      "inserted %" PRIu64 " refused %" PRIu64, ins, res.refused);
+		CHECK(ins == sent + direct + dropped, "accounting");
+		CHECK(!rx.overruns && rx.got == sent + direct, "received %" PRIu64 " of %" PRIu64,
+		      rx.got, sent + direct);
+		CHECK(rx.bad_payload == 0, "%" PRIu64 " payloads differ", rx.bad_payload);
+		CHECK(rx.big > 0, "no large message arrived");
+		if (!direct)
+			CHECK(rx.order_breaks == 0, "per-CPU order broken without a direct send");
+		cn_close(rx.s);
+		rx.s = NULL;
+	}
+out:
+	cn_close(rx.s);
+	return rc;
+}
+
 static int t_cbus_overrun_reported(void)
 {
 	struct kstat k0, k1;
@@ -1015,7 +1086,7 @@ static int t_cbus_overrun_reported(void)
 	uint64_t got = 0, want;
 	int rc, r, enobufs = 0;
 
-	rc = burst(2000, 0, 4096, 0, &rx, &k0, &k1, &res);
+	rc = burst(2000, 0, 0, 4096, 0, &rx, &k0, &k1, &res);
 	if (rc)
 		goto out;
 	want = (k1.sent + k1.sent_direct) - (k0.sent + k0.sent_direct);
@@ -1551,6 +1622,7 @@ int main(int argc, char **argv)
 		reload_test_module("period_ms=0");
 	run("cbus_burst_process", t_cbus_burst_process, argc, argv);
 	run("cbus_burst_hardirq", t_cbus_burst_hardirq, argc, argv);
+	run("cbus_mixed_sizes", t_cbus_mixed_sizes, argc, argv);
 	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
