@@ -5,10 +5,12 @@
  *
  * The same raw loop (send a LISTEN, receive until its ack) with the send
  * and receive calls in different forms, interleaved round by round; rates
- * relative to the cheapest form (send + recv). cn_request uses sendmsg with
+ * relative to the cheapest form (send + recv). cn_request used sendmsg with
  * a destination address and three iovecs, and recvmsg with a source address
- * into a 16.5 KiB slot with MSG_DONTWAIT: the gap between the first and the
- * "libcn's forms" line is the kernel's share of the rtt_ratio gap.
+ * into a 16.5 KiB slot with MSG_DONTWAIT ("libcn before"); it now sends with
+ * send() on a socket connected to the kernel and receives with recvfrom (a
+ * source address, MSG_DONTWAIT | MSG_TRUNC): the gap between the first and
+ * the "libcn's forms" line is the kernel's share of the rtt_ratio gap.
  *
  *   cnb-sysforms [-r rounds] [-n requests]
  */
@@ -18,7 +20,7 @@
 #include "bench.h"
 
 enum { SEND, SENDMSG1, SENDMSG3 };
-enum { RECV, RECVMSG, RECVMSG_BIG, RECVMSG_BIG_DW };
+enum { RECV, RECVMSG, RECVMSG_BIG, RECVMSG_BIG_DW, RECVFROM_BIG_DW };
 
 static const struct {
 	const char *name;
@@ -30,7 +32,8 @@ static const struct {
 	{ "send + recvmsg(addr)", SEND, RECVMSG },
 	{ "send + recvmsg(addr, 16.5K, DONTWAIT)", SEND, RECVMSG_BIG_DW },
 	{ "sendmsg(addr, 3 iov) + recvmsg(addr, 16.5K)", SENDMSG3, RECVMSG_BIG },
-	{ "libcn's forms: sendmsg3 + recvmsg 16.5K DONTWAIT", SENDMSG3, RECVMSG_BIG_DW },
+	{ "sendmsg3 + recvmsg 16.5K DONTWAIT (libcn before)", SENDMSG3, RECVMSG_BIG_DW },
+	{ "libcn's forms: send + recvfrom(addr, 16.5K, DONTWAIT|TRUNC)", SEND, RECVFROM_BIG_DW },
 };
 #define NFORMS (sizeof(forms) / sizeof(forms[0]))
 
@@ -73,11 +76,14 @@ static double run(int fd, unsigned int f, unsigned long n, uint32_t *rng)
 
 			if (forms[f].rcv == RECV)
 				k = recv(fd, buf, 4096, 0);
+			else if (forms[f].rcv == RECVFROM_BIG_DW)
+				k = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC,
+					     (struct sockaddr *)&from, &rm.msg_namelen);
 			else
 				k = recvmsg(fd, &rm,
 					    forms[f].rcv == RECVMSG_BIG_DW ? MSG_DONTWAIT : 0);
 			if (k < 0) {
-				if (errno == EAGAIN && forms[f].rcv == RECVMSG_BIG_DW)
+				if (errno == EAGAIN && forms[f].rcv >= RECVMSG_BIG_DW)
 					continue;
 				if (errno == ENOBUFS)
 					continue;

@@ -51,7 +51,8 @@ struct cn_sock;
 
 /* cn_open_opts.flags */
 #define CN_OPEN_NONBLOCK   0x1u /* receive calls return -EAGAIN instead of waiting */
-#define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port, not only the kernel's (0) */
+#define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port, not only the kernel's (0);
+				   without it the socket is connected to the kernel */
 
 /*
  * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts),
@@ -69,7 +70,10 @@ struct cn_open_opts {
 /*
  * Open a connector socket on netlink unit `unit` (NETLINK_CONNECTOR for the
  * kernel's own connector, or the unit kmod reports) and bind it to a local
- * port chosen by the kernel. `opts` may be NULL for defaults.
+ * port chosen by the kernel. `opts` may be NULL for defaults. Unless
+ * CN_OPEN_ANY_SENDER is set, the socket is also connected to the kernel
+ * (port 0): the kernel refuses unicast to it from any other port (the sender
+ * gets ECONNREFUSED), and small messages to the kernel are sent with send().
  * Returns the socket, or NULL with errno set (EINVAL for bad options,
  * EPROTONOSUPPORT when the kernel has no such netlink unit, ENOMEM, ...).
  * The caller owns the socket and frees it with cn_close.
@@ -337,7 +341,8 @@ enum cn_proc_what {
 	(CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_UID | CN_PROC_GID | CN_PROC_SID | CN_PROC_PTRACE |  \
 	 CN_PROC_COMM | CN_PROC_NONZERO_EXIT | CN_PROC_COREDUMP | CN_PROC_EXIT)
 
-/* A decoded proc event. Fields not used by an event type are 0. */
+/* A decoded proc event. Fields not used by an event type are 0 (padding
+ * bytes are not written). */
 struct cn_proc_event {
 	enum cn_proc_what what;
 	uint32_t cpu;	       /* CPU that sent it */
@@ -417,6 +422,8 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * Messages of other ids are skipped. Events outside a userspace filter are
  * skipped (after being tracked).
  * Returns 0, or a negative error as cn_recv (-ENOBUFS: overrun; call again).
+ * A datagram holding one proc event from the kernel (what the proc connector
+ * sends) is decoded in place, without the generic receive layers.
  */
 CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags);
 
@@ -430,9 +437,15 @@ CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
 
 /* Loss accounting of a proc listener. */
 struct cn_proc_stats {
-	uint64_t events;   /* events decoded and tracked */
-	uint64_t lost;	   /* events missing from per-CPU sequences */
-	uint64_t overruns; /* socket overruns (ENOBUFS) seen */
+	uint64_t events; /* events decoded and tracked */
+	uint64_t lost;	 /* events missing from per-CPU sequences */
+	/* Losses without a per-CPU trace, counted where they are met on any
+	 * receive path of the socket (cn_proc_recv, cn_recv, cn_recv_batch,
+	 * cn_request, cn_async_complete): socket overruns (ENOBUFS or
+	 * NLMSG_OVERRUN, as cn_stats.overruns) and overflows of the request
+	 * backlog (one per -ENOBUFS it causes). Each is reported once as
+	 * -ENOBUFS by a receive call. */
+	uint64_t overruns;
 };
 
 /* Copy the proc counters. Returns 0 or -EINVAL. */
