@@ -2,15 +2,15 @@
 /*
  * fuzz_recv.c - libFuzzer target: the whole receive path of a socket.
  *
- * Linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=sendmsg,
- * --wrap=sendmmsg,--wrap=poll,--wrap=clock_gettime: the library's receive
+ * Linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=recvfrom,--wrap=sendmsg,
+ * --wrap=sendmmsg,--wrap=send,--wrap=poll,--wrap=clock_gettime: the library's receive
  * calls return datagrams taken from the input instead of the kernel's, its
  * sends succeed without reaching the kernel, and its clock runs 1 ms
  * faster on every reading (so request timeouts expire at once). Input: records of
  *   u16 length (little-endian), u8 sender port (0: the kernel), u8 flags
  *   (bit 0: report MSG_TRUNC), then `length` datagram bytes.
  * Each input is read through cn_recv, then again through cn_recv_batch +
- * cn_proc_handle, then while cn_request and cn_async_complete wait for
+ * cn_proc_handle, then through cn_proc_recv (its fast path), then while cn_request and cn_async_complete wait for
  * replies (so messages are kept in the backlog and popped again).
  */
 #include <errno.h>
@@ -29,7 +29,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 ssize_t __wrap_recvmsg(int fd, struct msghdr *mh, int flags);
 int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags, struct timespec *t);
+ssize_t __wrap_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+			socklen_t *fromlen);
 ssize_t __wrap_sendmsg(int fd, const struct msghdr *mh, int flags);
+ssize_t __wrap_send(int fd, const void *buf, size_t len, int flags);
 int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __wrap_clock_gettime(clockid_t clk, struct timespec *ts);
@@ -81,6 +84,32 @@ ssize_t __wrap_recvmsg(int fd, struct msghdr *mh, int flags)
 	return len;
 }
 
+ssize_t __wrap_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
+			socklen_t *fromlen)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr mh = {
+		.msg_name = from,
+		.msg_namelen = from && fromlen ? *fromlen : 0,
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+	};
+	unsigned int copied;
+
+	(void)fd;
+	if (!next_record(&mh, &copied)) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (fromlen)
+		*fromlen = mh.msg_namelen;
+	/* With MSG_TRUNC, as the kernel: a truncated datagram's real length
+	 * (here: one more than the buffer when only flagged). */
+	if ((flags & MSG_TRUNC) && (mh.msg_flags & MSG_TRUNC))
+		return (ssize_t)len + 1;
+	return copied;
+}
+
 int __wrap_recvmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags, struct timespec *t)
 {
 	unsigned int i;
@@ -106,6 +135,14 @@ ssize_t __wrap_sendmsg(int fd, const struct msghdr *mh, int flags)
 	for (size_t i = 0; i < mh->msg_iovlen; i++)
 		n += mh->msg_iov[i].iov_len;
 	return (ssize_t)n;
+}
+
+ssize_t __wrap_send(int fd, const void *buf, size_t len, int flags)
+{
+	(void)fd;
+	(void)buf;
+	(void)flags;
+	return (ssize_t)len;
 }
 
 int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int n, int flags)
@@ -217,6 +254,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		for (int k = 0; k < r; k++)
 			check(&msgs[k]);
+	}
+
+	/* Proc events one per call (a datagram of one proc event is decoded
+	 * in place, anything else the generic way). */
+	rewind_input();
+	for (int i = 0; i < 4096; i++) {
+		struct cn_proc_event ev;
+
+		r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT);
+		if (r == -EAGAIN)
+			break;
 	}
 
 	/* A request that waits while the input arrives: messages are kept,

@@ -35,7 +35,7 @@ nl_cflags=$(pkg-config --cflags libnl-3.0 libnl-genl-3.0)
 nl_libs=$(pkg-config --libs libnl-3.0 libnl-genl-3.0)
 flags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-fno-omit-frame-pointer -D_GNU_SOURCE -Wall -Wextra -Werror -I"$root/include" -I"$root/src")
-wrap=-Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=sendmsg,--wrap=sendmmsg,--wrap=poll,--wrap=clock_gettime
+wrap=-Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=recvfrom,--wrap=sendmsg,--wrap=sendmmsg,--wrap=send,--wrap=poll,--wrap=clock_gettime
 
 fail=0
 for t in "${targets[@]}"; do
