@@ -13,7 +13,9 @@
  *    IRQ; the counters' deltas (inserted, sent, sent_direct, dropped) and
  *    what the listener received.
  *
- * Usage: cbus_bench COUNT BATCH LEN BURST BURST_IRQ
+ * Usage: cbus_bench COUNT BATCH LEN BURST BURST_IRQ [LARGE_LEN]
+ *   LARGE_LEN: a second measurement with messages too large for a CBUS slot
+ *   (the insert then allocates an skb, as a direct send does); 0: none.
  * Prints "BENCH ..." lines (key=value) for the host script, and comments.
  */
 #ifndef _GNU_SOURCE
@@ -223,12 +225,12 @@ int main(int argc, char **argv)
 	struct rx rx = { 0 };
 	struct kstat ks;
 	pthread_t th;
-	uint32_t count, batch, len, burst, burst_irq;
+	uint32_t count, batch, len, burst, burst_irq, large = 0;
 	int r, rc = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 6) {
-		fprintf(stderr, "usage: %s COUNT BATCH LEN BURST BURST_IRQ\n", argv[0]);
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: %s COUNT BATCH LEN BURST BURST_IRQ [LARGE_LEN]\n", argv[0]);
 		return 2;
 	}
 	count = (uint32_t)strtoul(argv[1], NULL, 0);
@@ -236,6 +238,8 @@ int main(int argc, char **argv)
 	len = (uint32_t)strtoul(argv[3], NULL, 0);
 	burst = (uint32_t)strtoul(argv[4], NULL, 0);
 	burst_irq = (uint32_t)strtoul(argv[5], NULL, 0);
+	if (argc == 7)
+		large = (uint32_t)strtoul(argv[6], NULL, 0);
 
 	r = kstat_get(&ks);
 	if (r) {
@@ -263,6 +267,8 @@ int main(int argc, char **argv)
 	rc = run_bench("warmup", c, &rx, batch, batch, len);
 	if (!rc)
 		rc = run_bench("bench", c, &rx, count, batch, len);
+	if (!rc && large)
+		rc = run_bench("large", c, &rx, count / 4 ? count / 4 : 1, batch, large);
 	if (!rc && burst)
 		rc = run_burst(c, &rx, burst, 0);
 	if (!rc && burst_irq)
