@@ -255,8 +255,21 @@ int cn__backlog_pop(struct cn_backlog *b, struct cn_message *out);
 /* async.c */
 void cn__async_free(struct cn_sock *s);
 
+/* A fresh ack: xorshift64*. Acks only need to be unpredictable enough not to
+ * collide with other senders' acks, not to be secret. Inline: one per
+ * request sent. */
+static inline uint32_t cn__random_u32(struct cn_sock *s)
+{
+	uint64_t x = s->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	s->rng = x;
+	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+}
+
 /* message.c */
-uint32_t cn__random_u32(struct cn_sock *s);
 /* A message that is not an awaited reply: to the handler, or kept. */
 void cn__keep(struct cn_sock *s, const struct cn_message *m);
 

@@ -6,19 +6,6 @@
 
 #include "internal.h"
 
-uint32_t cn__random_u32(struct cn_sock *s)
-{
-	/* xorshift64*: acks only need to be unpredictable enough not to
-	 * collide with other senders' acks, not to be secret. */
-	uint64_t x = s->rng;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	s->rng = x;
-	return (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
-}
-
 struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, uint32_t val, const void *data,
 			   size_t len)
 {
