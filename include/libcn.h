@@ -50,8 +50,9 @@ extern "C" {
 struct cn_sock;
 
 /* cn_open_opts.flags */
-#define CN_OPEN_NONBLOCK   0x1u /* receive calls return -EAGAIN instead of waiting */
-#define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port, not only the kernel's (0);
+#define CN_OPEN_NONBLOCK 0x1u /* receive calls return -EAGAIN instead of waiting */
+#define CN_OPEN_ANY_SENDER                                                                         \
+	0x2u /* accept messages from any port, not only the kernel's (0);
 				   without it the socket is connected to the kernel */
 
 /*

@@ -126,8 +126,7 @@ static inline ssize_t cn__recv_one(struct cn_sock *s, int fl, struct sockaddr_nl
 	ssize_t r;
 
 	s->st.syscalls++;
-	r = recvfrom(s->fd, s->slots, CN_SLOT_SIZE, fl | MSG_TRUNC, (struct sockaddr *)from,
-		     &alen);
+	r = recvfrom(s->fd, s->slots, CN_SLOT_SIZE, fl | MSG_TRUNC, (struct sockaddr *)from, &alen);
 	if (r < 0) {
 		if (errno == ENOBUFS)
 			cn__count_overrun(s);

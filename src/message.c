@@ -122,8 +122,7 @@ int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
 }
 
 /* cn_is_reply without the NULL checks. */
-static inline int is_reply(const struct cn_msg *req, const struct cn_msg *msg,
-			   enum cn_match policy)
+static inline int is_reply(const struct cn_msg *req, const struct cn_msg *msg, enum cn_match policy)
 {
 	if (msg->id.idx != req->id.idx || msg->id.val != req->id.val)
 		return 0;

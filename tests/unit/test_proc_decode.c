@@ -327,8 +327,8 @@ static void unknown_type_header_only(void **state)
  * struct as a whole, so each type's path must clear what it leaves). */
 static void unused_fields_are_zero(void **state)
 {
-	static const uint32_t types[] = { 0x0, 0x1, 0x2, 0x4, 0x40, 0x80, 0x100, 0x200, 0x40000000,
-					  0x80000000, 0x8 };
+	static const uint32_t types[] = { 0x0,	 0x1,	0x2,	    0x4,	0x40, 0x80,
+					  0x100, 0x200, 0x40000000, 0x80000000, 0x8 };
 	struct raw r;
 	struct cn_proc_event ev;
 

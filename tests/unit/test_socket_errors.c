@@ -202,7 +202,7 @@ static void bad_arguments_on_open_socket(void **state)
 	EINVAL_CALL(cn_recv_batch(s, m, 2, 0x8));
 	EINVAL_CALL(cn_stats(s, NULL));
 	assert_int_equal(fake_calls.recvmsg + fake_calls.recvmmsg + fake_calls.recvfrom +
-				 fake_calls.sendmsg + fake_calls.sendmmsg + fake_calls.send,
+			     fake_calls.sendmsg + fake_calls.sendmmsg + fake_calls.send,
 			 0);
 	assert_int_equal(fake_calls.join + fake_calls.leave, 0);
 
