@@ -36,6 +36,7 @@ struct cn_async {
 	enum cn_match policy;
 	int timeout_ms;
 	int64_t next_expiry; /* earliest deadline in the table, or -1 */
+	uint8_t *out;	     /* SEND_CHUNK buffers of CN_SEND_COPY_MAX bytes */
 };
 
 static int64_t now_ms(void)
@@ -57,6 +58,7 @@ void cn__async_free(struct cn_sock *s)
 		return;
 	free(s->async->e);
 	free(s->async->index);
+	free(s->async->out);
 	free(s->async);
 	s->async = NULL;
 }
@@ -79,9 +81,11 @@ int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_match policy
 		return cn_fail(ENOMEM);
 	a->e = calloc(capacity, sizeof(*a->e));
 	a->index = calloc(isize, sizeof(*a->index));
-	if (!a->e || !a->index) {
+	a->out = malloc((size_t)SEND_CHUNK * CN_SEND_COPY_MAX);
+	if (!a->e || !a->index || !a->out) {
 		free(a->e);
 		free(a->index);
+		free(a->out);
 		free(a);
 		return cn_fail(ENOMEM);
 	}
@@ -204,10 +208,21 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 			nlh[k].nlmsg_flags = 0;
 			nlh[k].nlmsg_seq = m->seq;
 			nlh[k].nlmsg_pid = s->port;
-			iov[k][0] = (struct iovec){ &nlh[k], NLMSG_HDRLEN };
-			iov[k][1] = (struct iovec){ m, sizeof(*m) + m->len };
 			mm[k].msg_hdr = hdr;
 			mm[k].msg_hdr.msg_iov = iov[k];
+			if (nlh[k].nlmsg_len <= CN_SEND_COPY_MAX) {
+				/* Whole in one buffer: the kernel imports one
+				 * iovec per message instead of an array. */
+				uint8_t *b = a->out + (size_t)k * CN_SEND_COPY_MAX;
+
+				memcpy(b, &nlh[k], NLMSG_HDRLEN);
+				memcpy(b + NLMSG_HDRLEN, m, sizeof(*m) + m->len);
+				iov[k][0] = (struct iovec){ b, nlh[k].nlmsg_len };
+				mm[k].msg_hdr.msg_iovlen = 1;
+			} else {
+				iov[k][0] = (struct iovec){ &nlh[k], NLMSG_HDRLEN };
+				iov[k][1] = (struct iovec){ m, sizeof(*m) + m->len };
+			}
 		}
 		a->inflight += k;
 		if (deadline >= 0 && (a->next_expiry < 0 || deadline < a->next_expiry))

@@ -17,6 +17,11 @@ struct cn_async;
 /* One datagram slot: a netlink header, a cn_msg and the largest payload. */
 #define CN_SLOT_SIZE NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct cn_msg) + CONNECTOR_MAX_MSG_SIZE + 64)
 
+/* Messages up to this size (netlink header included) are copied whole into
+ * one buffer to be sent with a single iovec (send_parts, cn_async_send);
+ * larger ones are gathered from their parts. */
+#define CN_SEND_COPY_MAX 256
+
 #define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
 

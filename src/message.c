@@ -28,10 +28,6 @@ struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, uint32_t val
 	return m;
 }
 
-/* Requests up to this size (netlink header included) are sent from one
- * stack buffer by send_parts; larger ones are gathered by sendmsg. */
-#define CN_SEND_COPY_MAX 256
-
 /* Send header `m` followed by `len` bytes of `data` (which may be m->data)
  * as one datagram to `port`. */
 static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *data, size_t len,
