@@ -100,6 +100,52 @@ static void send_batch_one_syscall(void **state)
 	assert_int_not_equal(reqs[0]->ack, reqs[1]->ack);
 }
 
+/* Small and large requests in one batch: the small ones are copied whole
+ * (one iovec), the large ones gathered; the bytes sent are the same either
+ * way, and each is matched to its reply. */
+static void send_small_and_large(void **state)
+{
+	struct cn_sock *s = sock(state);
+	static union {
+		struct cn_msg m;
+		uint8_t b[CN_MSG_SIZE(1000)];
+	} big[4];
+	/* payloads: small, large, the largest copied whole, one byte more */
+	const uint32_t lens[4] = { 4, 1000, 256 - NLMSG_HDRLEN - sizeof(struct cn_msg),
+				   257 - NLMSG_HDRLEN - sizeof(struct cn_msg) };
+	struct cn_msg *mixed[4];
+	struct cn_completion c[4];
+
+	for (unsigned i = 0; i < 4; i++) {
+		mixed[i] = cn_msg_init(&big[i], sizeof(big[i]), 1, 2, NULL, lens[i]);
+		assert_non_null(mixed[i]);
+		memset(mixed[i]->data, 'a' + (int)i, lens[i]);
+	}
+	assert_int_equal(cn_async_init(s, 8, CN_MATCH_STRICT, 5000), 0);
+	assert_int_equal(cn_async_send(s, mixed, NULL, 4, 0), 4);
+	assert_int_equal(fake_calls.sendmmsg, 1);
+	for (unsigned i = 0; i < 4; i++) {
+		const struct fake_sent *f = fake_sent(i);
+		struct nlmsghdr nlh;
+
+		assert_int_equal(f->len, NLMSG_HDRLEN + sizeof(struct cn_msg) + lens[i]);
+		memcpy(&nlh, f->data, sizeof(nlh));
+		assert_int_equal(nlh.nlmsg_len, f->len);
+		assert_int_equal(nlh.nlmsg_type, NLMSG_DONE);
+		assert_int_equal(nlh.nlmsg_seq, mixed[i]->seq);
+		assert_int_equal(nlh.nlmsg_pid, cn_port(s));
+		assert_memory_equal(f->data + NLMSG_HDRLEN, mixed[i],
+				    sizeof(struct cn_msg) + lens[i]);
+	}
+	for (unsigned i = 0; i < 4; i++)
+		reply_to(NULL, 3 - i, 0);
+	assert_int_equal(cn_async_complete(s, c, 4, 0), 4);
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(c[i].status, 0);
+		assert_int_equal(c[i].cookie, 3 - i);
+	}
+}
+
 static void complete_out_of_order_keeps_others(void **state)
 {
 	struct cn_sock *s = sock(state);
@@ -432,6 +478,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(send_batch_one_syscall),
+		T(send_small_and_large),
 		T(complete_out_of_order_keeps_others),
 		T(ack_only_policy_and_default_cookies),
 		T(timeout_completion),
