@@ -49,11 +49,11 @@ extern "C" {
 /* An open connector socket. Opaque; created by cn_open, freed by cn_close. */
 struct cn_sock;
 
-/* cn_open_opts.flags */
-#define CN_OPEN_NONBLOCK 0x1u /* receive calls return -EAGAIN instead of waiting */
-#define CN_OPEN_ANY_SENDER                                                                         \
-	0x2u /* accept messages from any port, not only the kernel's (0);
-				   without it the socket is connected to the kernel */
+/* cn_open_opts.flags. CN_OPEN_ANY_SENDER: accept messages from any port,
+ * not only the kernel's (0); without it the socket is connected to the
+ * kernel (see cn_open). */
+#define CN_OPEN_NONBLOCK   0x1u /* receive calls return -EAGAIN instead of waiting */
+#define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port */
 
 /*
  * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts),
