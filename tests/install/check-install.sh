@@ -49,5 +49,12 @@ for f in $(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | sed 's/@.*/
 	[ -f "$prefix/share/man/man3/$f.3" ] || { echo "FAIL: no man page for $f"; exit 1; }
 done
 [ -f "$prefix/share/man/man3/libcn.3" ] || { echo "FAIL: no libcn.3"; exit 1; }
+[ -f "$prefix/share/man/man1/cnctl.1" ] || { echo "FAIL: no cnctl.1"; exit 1; }
+[ -x "$prefix/bin/cnctl" ] || { echo "FAIL: cnctl not installed"; exit 1; }
+# Each page renders without a warning from man's formatter.
+for page in "$prefix"/share/man/man1/cnctl.1 "$prefix"/share/man/man3/libcn.3; do
+	warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null || true)
+	[ -z "$warn" ] || { echo "FAIL: $page: $warn"; exit 1; }
+done
 
 echo "install check: pkg-config and find_package consumers (shared, static) ran; soname $soname; exports: $(nm -D --defined-only "$so" | grep -c ' T ') cn_ functions"
