@@ -332,8 +332,8 @@ static const struct cb_id proc_id = { CN_IDX_PROC, CN_VAL_PROC };
 static inline __attribute__((always_inline)) int
 proc_recv_fast(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)s->slots;
-	const struct cn_msg *m = NLMSG_DATA(nlh);
+	const struct nlmsghdr *nlh;
+	const struct cn_msg *m;
 	struct sockaddr_nl from;
 	/* A CN_OPEN_NONBLOCK socket's fd is O_NONBLOCK already (cn_open,
 	 * cn_set_nonblocking): only the per-call flag needs MSG_DONTWAIT. */
@@ -341,6 +341,8 @@ proc_recv_fast(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags)
 
 	if (n < 0)
 		return (int)n;
+	nlh = (const struct nlmsghdr *)s->slots;
+	m = NLMSG_DATA(nlh);
 	if (n != PROC_DGRAM_LEN || memcmp(nlh, &proc_nlh, sizeof(proc_nlh)) ||
 	    m->len != sizeof(struct proc_event) || memcmp(&m->id, &proc_id, sizeof(proc_id)) ||
 	    from.nl_pid != 0) {
