@@ -390,10 +390,14 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
  * `mask` selects event types (CN_PROC_* bits); 0 or CN_PROC_ALL means all.
  * With a partial mask, the kernel's filter (8-byte struct proc_input, Linux
  * >= 6.6) is used when the running kernel has it: this is detected once per
- * process by a probe listen whose ack only such a kernel sends. Without it,
- * libcn filters in userspace (cn_proc_recv drops unwanted types).
+ * process by a probe listen whose ack only such a kernel sends. libcn also
+ * filters in userspace, with or without it: cn_proc_recv and cn_proc_handle
+ * never return an event outside `mask` (a filtering kernel still delivers
+ * events queued before the filtered LISTEN, which follows an unfiltered
+ * one that is acked; CN_PROC_NONZERO_EXIT without CN_PROC_EXIT means exits
+ * with a non-zero status only). cn_recv returns messages unfiltered.
  * `timeout_ms` bounds each wait for an ack.
- * Returns 1 if the kernel filters, 0 if userspace filters (or no filter was
+ * Returns 1 if the kernel filters, 0 if only libcn filters (or no filter was
  * asked), or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the kernel
  * has no proc connector; the kernel's ack error, e.g. -EPERM).
  * Per-CPU sequence tracking starts afresh.
@@ -420,8 +424,8 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * A gap is seen between two events of one CPU: losses on a CPU before the
  * first event received from it after cn_proc_listen are reported only as
  * the overrun (-ENOBUFS) that caused them.
- * Messages of other ids are skipped. Events outside a userspace filter are
- * skipped (after being tracked).
+ * Messages of other ids are skipped. Events outside cn_proc_listen's mask
+ * are skipped (after being tracked).
  * Returns 0, or a negative error as cn_recv (-ENOBUFS: overrun; call again).
  * A datagram holding one proc event from the kernel (what the proc connector
  * sends) is decoded in place, without the generic receive layers.
@@ -431,7 +435,8 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
 /*
  * Decode and track one already received message (for cn_recv_batch loops).
  * Returns 1 if *ev is an event for the caller, 0 if it should be skipped
- * (other id, or filtered out in userspace), or -errno as cn_proc_decode.
+ * (other id, an ack, or a type outside cn_proc_listen's mask), or -errno as
+ * cn_proc_decode.
  */
 CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
 			     struct cn_proc_event *ev);

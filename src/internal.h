@@ -55,7 +55,7 @@ struct cn_proc_track {
 	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
 	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
 	struct cn_proc_cpu *cpu;
-	uint32_t user_mask; /* 0: no userspace filter */
+	uint32_t user_skip; /* event types not wanted (~mask; 0: all wanted) */
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
 	struct cn_proc_stats st;

@@ -225,17 +225,29 @@ int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 	return 0;
 }
 
-/* The kernel's cn_filter, for kernels that cannot filter themselves. */
-static inline int passes(uint32_t mask, const struct cn_proc_event *ev)
+/*
+ * Is the event one the caller asked for? The kernel's cn_filter, applied in
+ * userspace whether or not the kernel filters too: a filtering kernel still
+ * delivers what a socket queued before its filtered LISTEN took effect
+ * (cn_proc_listen's unfiltered LISTEN comes first). `skip` is the types
+ * not wanted (~mask; 0 when every type is, so a zeroed socket delivers all).
+ * Acks (CN_PROC_NONE) never pass. For the events a socket usually wants it
+ * costs one AND.
+ */
+static inline int passes(uint32_t skip, const struct cn_proc_event *ev)
 {
-	if (mask == 0 || (mask & PROC_TYPES) == PROC_TYPES)
+	uint32_t what = (uint32_t)ev->what;
+
+	if (what == CN_PROC_NONE)
+		return 0;
+	if (!(skip & what))
 		return 1;
-	if ((mask & CN_PROC_NONZERO_EXIT) && ev->what == CN_PROC_EXIT && ev->exit_code)
-		return 1;
-	return (mask & (uint32_t)ev->what) != 0;
+	/* CN_PROC_NONZERO_EXIT without CN_PROC_EXIT: exits with a status. */
+	return what == CN_PROC_EXIT && !(skip & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
 }
 
-static int track_reset(struct cn_sock *s, uint32_t user_mask, int kernel_filter)
+/* Start tracking afresh; `mask` as cn_proc_listen's (0: every type). */
+static int track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter)
 {
 	struct cn_proc_track *t = &s->proc;
 	long n = sysconf(_SC_NPROCESSORS_CONF);
@@ -251,7 +263,7 @@ static int track_reset(struct cn_sock *s, uint32_t user_mask, int kernel_filter)
 		t->ncpu = (uint32_t)n;
 	}
 	memset(t->cpu, 0, t->ncpu * sizeof(*t->cpu));
-	t->user_mask = user_mask;
+	t->user_skip = mask == 0 || (mask & PROC_TYPES) == PROC_TYPES ? 0 : ~mask;
 	t->kernel_filter = kernel_filter;
 	/* With the kernel filtering, skipped events advance the per-CPU
 	 * counters too: gaps are not loss, and no CPU is tracked. */
@@ -283,13 +295,13 @@ static inline uint32_t track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq
 }
 
 /* Decode and track a proc message; 1: an event for the caller, 0: an ack
- * (ours or other listeners', control traffic) or filtered out. */
+ * (ours or other listeners', control traffic) or not of a wanted type. */
 static inline __attribute__((always_inline)) int
 handle_event(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
 	decode_event(msg, ev);
 	ev->lost_before = track(&s->proc, ev->cpu, ev->seq);
-	return ev->what != CN_PROC_NONE && passes(s->proc.user_mask, ev);
+	return passes(s->proc.user_skip, ev);
 }
 
 int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc_event *ev)
@@ -530,7 +542,10 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	}
 	if (r < 0)
 		return r;
-	r = track_reset(s, kf ? 0 : (partial ? mask : 0), kf);
+	/* The mask is applied in userspace even when the kernel filters:
+	 * events of every type may have been queued between the unfiltered
+	 * LISTEN and the filtered one. */
+	r = track_reset(s, mask, kf);
 	if (r < 0)
 		return cn_fail(-r);
 	return kf;

@@ -19,6 +19,10 @@
 
 static uint32_t kseq;
 static unsigned acks;
+/* != 0: after each ack to an unfiltered LISTEN, an event of this type
+ * (an event the socket got before its filtered LISTEN took effect). */
+static uint32_t after_ack;
+static uint32_t after_ack_code;
 
 /* Answers LISTEN with event_type ALL (4- or 8-byte); like the kernel, a
  * filtered LISTEN gets no ack. */
@@ -39,18 +43,31 @@ static void kernel(const struct cn_msg *req, uint32_t dst, void *arg)
 	memset(&pe, 0, sizeof(pe));
 	acks++;
 	fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq++, req->ack + 1, &pe, sizeof(pe));
+	if (after_ack) {
+		pe.what = after_ack;
+		pe.event_data.exit.process_pid = 99;
+		pe.event_data.exit.process_tgid = 99;
+		pe.event_data.exit.exit_code = after_ack_code;
+		fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq++, 0, &pe, sizeof(pe));
+	}
 }
 
-static void event(uint32_t what, uint32_t skip, uint32_t pid)
+static void event_code(uint32_t what, uint32_t skip, uint32_t pid, uint32_t code)
 {
 	struct proc_event pe;
 
 	memset(&pe, 0, sizeof(pe));
 	pe.what = what;
+	pe.event_data.exit.exit_code = code;
 	pe.event_data.exit.process_pid = (__kernel_pid_t)pid;
 	pe.event_data.exit.process_tgid = (__kernel_pid_t)pid;
 	kseq += skip;
 	fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq++, 0, &pe, sizeof(pe));
+}
+
+static void event(uint32_t what, uint32_t skip, uint32_t pid)
+{
+	event_code(what, skip, pid, 0);
 }
 
 static int setup(void **state)
@@ -59,6 +76,8 @@ static int setup(void **state)
 
 	kseq = 40;
 	acks = 0;
+	after_ack = 0;
+	after_ack_code = 0;
 	fake_on_send(kernel, NULL);
 	*state = s;
 	return 0;
@@ -160,12 +179,91 @@ static void full_listen_on_filtering_kernel(void **state)
 	assert_int_equal(ev.lost_before, 2);
 }
 
+/* cn_proc_listen's unfiltered LISTEN is acked before the filtered one is
+ * sent: an exec queued after that ack reaches the socket although only
+ * exits were asked for. It must not reach the caller. */
+static void event_before_filter_not_delivered(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+
+	after_ack = PROC_EVENT_EXEC;
+	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 1000), 1);
+	after_ack = 0;
+	event(PROC_EVENT_EXIT, 0, 10);
+	/* cn_proc_recv: the exec is skipped, the exit returned */
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.what, CN_PROC_EXIT);
+	assert_int_equal(ev.pid, 10);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
+/* The same through cn_recv_batch + cn_proc_handle. */
+static void event_before_filter_not_handled(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+	struct cn_message m[8];
+	int n, wanted = 0, seen = 0;
+
+	after_ack = PROC_EVENT_EXEC;
+	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 1000), 1);
+	after_ack = 0;
+	event(PROC_EVENT_EXIT, 0, 10);
+	/* the kept ack first, then the exec and the exit */
+	while ((n = cn_recv_batch(s, m, 8, CN_RECV_DONTWAIT)) > 0) {
+		for (int i = 0; i < n; i++) {
+			int r = cn_proc_handle(s, &m[i], &ev);
+
+			assert_true(r == 0 || r == 1);
+			if (r == 1) {
+				assert_int_equal(ev.what, CN_PROC_EXIT);
+				assert_int_equal(ev.pid, 10);
+				wanted++;
+			}
+			seen++;
+		}
+	}
+	assert_int_equal(n, -EAGAIN);
+	assert_int_equal(seen, 3);
+	assert_int_equal(wanted, 1);
+}
+
+/* CN_PROC_NONZERO_EXIT alone: exits with status 0, and other types that
+ * arrived before the filter, stay in userspace. */
+static void nonzero_exit_in_userspace(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_proc_event ev;
+
+	after_ack = PROC_EVENT_EXIT; /* status 0: not wanted */
+	assert_int_equal(cn_proc_listen(s, CN_PROC_NONZERO_EXIT, 1000), 1);
+	after_ack = 0;
+	event(PROC_EVENT_FORK, 0, 11);
+	event_code(PROC_EVENT_EXIT, 0, 12, 0);
+	event_code(PROC_EVENT_EXIT, 0, 13, 1 << 8);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.what, CN_PROC_EXIT);
+	assert_int_equal(ev.pid, 13);
+	assert_int_equal(ev.exit_code, 1 << 8);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
+
+	/* with CN_PROC_EXIT as well, every exit */
+	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT | CN_PROC_NONZERO_EXIT, 1000), 1);
+	event_code(PROC_EVENT_EXIT, 0, 14, 0);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.pid, 14);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(filtered_listen),
 		T(full_listen_on_filtering_kernel),
+		T(event_before_filter_not_delivered),
+		T(event_before_filter_not_handled),
+		T(nonzero_exit_in_userspace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
