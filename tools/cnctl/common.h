@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * common.h - what cnctl's subcommands share: the command table entry, exit
- * codes, error printing, argument parsing and JSON output helpers.
+ * codes, error printing, argument parsing, shared options, message helpers,
+ * the receive loop and JSON output helpers.
  */
 #ifndef CNCTL_COMMON_H
 #define CNCTL_COMMON_H
@@ -54,11 +55,46 @@ int cnctl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* As cnctl_parse_uint, with an optional binary suffix K, M or G (KiB, ...). */
 int cnctl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* Flush stdout at the end of a command that prints once. Returns
+ * CNCTL_EXIT_OK, or CNCTL_EXIT_ERROR after a one-line error. */
+int cnctl_finish_output(void);
+
 /* Write `n` bytes of `s` (stopping early at a NUL) as a JSON string with its
  * quotes: '"', '\\' and control characters are escaped, valid UTF-8 passes
  * through and every byte of invalid UTF-8 becomes U+FFFD, so the output is
  * always valid JSON (and safe on a terminal). */
 void json_string(FILE *f, const char *s, size_t n);
+
+/* ---- opts.c: the options several subcommands share ---- */
+
+/* --unit/-u, --kmod/-k, --json/-j, --quiet/-q, --count/-n, --timeout/-t,
+ * --rcvbuf/-r and --help/-h mean the same (and fail with the same message)
+ * in every subcommand that takes them. A subcommand fills cmd, usage and the
+ * defaults, lists the letters it takes in its getopt_long tables, handles
+ * its own letters and passes every other result to cnctl_common_opt. */
+struct cnctl_opts {
+	const char *cmd;	/* the subcommand's name, for messages */
+	void (*usage)(FILE *f); /* prints the subcommand's --help */
+	int unit;		/* --unit; -1: not given */
+	int kmod;		/* --kmod */
+	int json;		/* --json */
+	int quiet;		/* --quiet */
+	uint64_t count;		/* --count; 0: no limit */
+	int timeout;		/* --timeout in ms; the subcommand sets the default */
+	int rcvbuf;		/* --rcvbuf in bytes; 0: libcn's default */
+};
+
+/* What cnctl_common_opt returns after printing --help: the subcommand
+ * returns it from its option parsing and exits with CNCTL_EXIT_OK. */
+#define CNCTL_HELP_SHOWN (-1)
+
+/* Handle getopt_long's result c: a shared option (optarg is its value), or
+ * getopt_long's error (':' or '?'). Returns 0, CNCTL_HELP_SHOWN, or
+ * CNCTL_EXIT_USAGE after a one-line error. */
+int cnctl_common_opt(int c, char **argv, struct cnctl_opts *o);
+
+/* Refuse --unit together with --kmod: 0, or a usage error's exit code. */
+int cnctl_check_unit_kmod(const struct cnctl_opts *o);
 
 /* ---- msg.c: what send, listen, request and notify share ---- */
 
@@ -72,18 +108,41 @@ int cnctl_parse_id(const char *s, uint32_t *idx, uint32_t *val);
  * past 2^32). 0 or -1. */
 int cnctl_parse_range(const char *s, uint32_t *first, uint32_t *range);
 
-/* Payload of send/request: at most one of text (positional DATA), hex
- * (--hex) and file (--file). Fills buf (CONNECTOR_MAX_MSG_SIZE bytes) and
- * *len. Returns 0, or an exit code after printing a one-line error. */
-int cnctl_load_data(const char *cmd, const char *text, const char *hex, const char *file, void *buf,
-		    size_t size, size_t *len);
+/* The message send and request build: `ID [DATA]` and the options
+ * --hex/-x HEX, --file/-f PATH (the payload: DATA, HEX or PATH, at most
+ * one), --seq/-s N and --ack/-a N. */
+struct cnctl_msg_args {
+	uint32_t idx, val;
+	const char *text, *hex, *file;
+	uint32_t seq, ack;
+	unsigned int flags; /* CN_SEND_KEEP_SEQ / CN_SEND_KEEP_ACK for --seq / --ack */
+};
 
-/* Open a socket for subcommand `cmd` on `unit` (>= 0), or when unit < 0 on
- * the kernel's connector (NETLINK_CONNECTOR) or, with kmod set, on the unit
- * kmod reports (cn_kmod_query). Returns 0 with *out set, or an exit code
- * after printing a one-line error. */
-int cnctl_open(const char *cmd, int unit, int kmod, const struct cn_open_opts *opts,
-	       struct cn_sock **out);
+/* Handle getopt_long's result c as a message option, else as
+ * cnctl_common_opt does. Same returns. */
+int cnctl_msg_opt(int c, char **argv, struct cnctl_msg_args *m, struct cnctl_opts *o);
+
+/* After the options: ID and the optional DATA from argv[optind...], then
+ * the --unit/--kmod check. 0, or a usage error's exit code. */
+int cnctl_msg_positional(int argc, char **argv, struct cnctl_msg_args *m,
+			 const struct cnctl_opts *o);
+
+/* Build the message in buf (room for CONNECTOR_MAX_MSG_SIZE payload bytes,
+ * aligned for struct cn_msg): id, payload, seq and ack. Returns 0 with *out
+ * pointing into buf, or an exit code after printing a one-line error. */
+int cnctl_msg_build(const char *cmd, const struct cnctl_msg_args *m, void *buf, size_t size,
+		    struct cn_msg **out);
+
+/* Open a socket for o->cmd on o->unit (>= 0), or when it is < 0 on the
+ * kernel's connector (NETLINK_CONNECTOR) or, with o->kmod, on the unit kmod
+ * reports (cn_kmod_query); with o->rcvbuf the receive buffer is set as
+ * cnctl_set_rcvbuf does. batch: cn_open_opts.batch (0: libcn's default).
+ * Returns 0 with *out set, or an exit code after printing a one-line error. */
+int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out);
+
+/* Ask for a receive buffer of `bytes` (0: leave it), warning on stderr when
+ * net.core.rmem_max caps it. */
+void cnctl_set_rcvbuf(struct cn_sock *s, int bytes);
 
 /* Report a failure of cn_kmod_query (r < 0) and return the exit code. */
 int cnctl_kmod_err(int r);
@@ -97,8 +156,11 @@ int cnctl_kmod_err(int r);
 void cnctl_print_message(FILE *f, const struct cn_message *m, int json, int force_hex,
 			 const char *extra);
 
-/* SIGINT/SIGTERM set *cnctl_stop (no SA_RESTART); SIGPIPE is ignored.
- * Returns 0 or -errno. */
+/* ---- recv.c: receiving until stopped (proc, listen, request, notify) ---- */
+
+/* SIGINT/SIGTERM set cnctl_stop (no SA_RESTART); SIGPIPE is ignored, so a
+ * closed pipe shows as EPIPE. Returns 0, or CNCTL_EXIT_ERROR after a
+ * one-line error. */
 extern volatile sig_atomic_t cnctl_stop;
 int cnctl_install_signals(void);
 
@@ -106,14 +168,36 @@ int cnctl_install_signals(void);
  * (< 0: no limit). Returns 1 readable, 0 stop signal or timeout, -errno. */
 int cnctl_wait_readable(int fd, int timeout_ms);
 
-/* A getopt_long error (c is ':' or '?'): print it, return CNCTL_EXIT_USAGE. */
-int cnctl_opt_err(const char *cmd, int c, char **argv);
-
-/* --unit and --timeout values: 0, or a usage error's exit code. */
-int cnctl_parse_unit(const char *cmd, const char *s, int *unit);
-int cnctl_parse_timeout(const char *cmd, const char *s, int *ms);
-
 /* Milliseconds on CLOCK_MONOTONIC. */
 int64_t cnctl_now_ms(void);
+
+/* Messages per cn_recv_batch call in cnctl_recv_loop (and the batch its
+ * sockets are opened with). */
+#define CNCTL_RECV_BATCH 32
+
+/* A cn_recv_batch error other than -EAGAIN in a loop that reads until it is
+ * stopped. An overrun (-ENOBUFS) is counted in *overruns and reported as
+ * "cnctl: receive buffer overrun, LOST lost"; a signal (-EINTR) and a
+ * malformed datagram (reported) are passed over: these return 0. Anything
+ * else returns CNCTL_EXIT_ERROR after a one-line error. */
+int cnctl_recv_error(int err, const char *lost, uint64_t *overruns);
+
+/* The receive loop of listen and notify. */
+struct cnctl_recv_loop {
+	struct cn_sock *s;
+	const struct cnctl_opts *o; /* count and timeout (< 0: none) */
+	const char *lost;	    /* what an overrun loses, e.g. "messages" */
+	/* Print m unless the command filters it out: 1 printed, 0 not. */
+	int (*print)(const struct cn_message *m, void *ctx);
+	void *ctx;
+	uint64_t printed, overruns; /* counted by cnctl_recv_loop */
+};
+
+/* Receive and print until a stop signal, o->count messages printed,
+ * o->timeout ms passed or stdout closed (EPIPE), flushing stdout whenever
+ * the socket runs dry. Returns CNCTL_EXIT_OK; CNCTL_EXIT_TIMEOUT (nothing
+ * printed) when the timeout ran out before o->count messages; or
+ * CNCTL_EXIT_ERROR after a one-line error. */
+int cnctl_recv_loop(struct cnctl_recv_loop *rl);
 
 #endif /* CNCTL_COMMON_H */

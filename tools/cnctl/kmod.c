@@ -122,34 +122,24 @@ int cnctl_kmod(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct cn_kmod_info info; /* about 17 KiB */
-	int json = 0, c, r;
+	struct cnctl_opts o = { .cmd = "kmod", .usage = kmod_usage, .unit = -1 };
+	int c, r;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			kmod_usage(stdout);
-			return CNCTL_EXIT_OK;
-		default:
-			return cnctl_opt_err("kmod", c, argv);
-		}
+		r = cnctl_common_opt(c, argv, &o);
+		if (r)
+			return r < 0 ? CNCTL_EXIT_OK : r;
 	}
 	if (optind < argc)
 		return cnctl_usage_err("kmod", "unexpected argument '%s'", argv[optind]);
 	r = cn_kmod_query(&info);
 	if (r < 0)
 		return cnctl_kmod_err(r);
-	if (json)
+	if (o.json)
 		print_json(&info);
 	else
 		print_text(&info);
-	if (fflush(stdout) != 0) {
-		cnctl_err("write to stdout: %s", strerror(errno));
-		return CNCTL_EXIT_ERROR;
-	}
-	return CNCTL_EXIT_OK;
+	return cnctl_finish_output();
 }

@@ -8,25 +8,21 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
-#include <string.h>
 
 #include <libcn.h>
 
 #include "common.h"
 
-#define LISTEN_BATCH	  32
 #define LISTEN_MAX_GROUPS 32
 #define LISTEN_MAX_IDS	  16
-#define LISTEN_RCVBUF_MAX (1ull << 30)
 
 struct listen_opts {
+	struct cnctl_opts common;
 	uint32_t groups[LISTEN_MAX_GROUPS];
 	unsigned int ngroups;
 	uint32_t ids[LISTEN_MAX_IDS][2]; /* idx, val */
 	unsigned int nids;
-	uint64_t count; /* 0: no limit */
-	int timeout;	/* ms, < 0: none */
-	int unit, kmod, json, hex, quiet, rcvbuf;
+	int hex;
 };
 
 /* clang-format off */
@@ -86,8 +82,7 @@ static int parse_opts(int argc, char **argv, struct listen_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
-	int c;
+	int c, r;
 
 	opterr = 0;
 	optind = 1;
@@ -104,48 +99,13 @@ static int parse_opts(int argc, char **argv, struct listen_opts *o)
 						       optarg);
 			o->nids++;
 			break;
-		case 'n':
-			if (cnctl_parse_uint(optarg, 1, UINT64_MAX, &v) < 0)
-				return cnctl_usage_err("listen",
-						       "invalid --count value '%s': expected a "
-						       "positive integer",
-						       optarg);
-			o->count = v;
-			break;
-		case 't':
-			if (cnctl_parse_timeout("listen", optarg, &o->timeout))
-				return CNCTL_EXIT_USAGE;
-			break;
 		case 'x':
 			o->hex = 1;
 			break;
-		case 'r':
-			if (cnctl_parse_size(optarg, 1, LISTEN_RCVBUF_MAX, &v) < 0)
-				return cnctl_usage_err(
-				    "listen",
-				    "invalid --rcvbuf value '%s': expected bytes "
-				    "from 1 to 1G (suffix K, M or G allowed)",
-				    optarg);
-			o->rcvbuf = (int)v;
-			break;
-		case 'u':
-			if (cnctl_parse_unit("listen", optarg, &o->unit))
-				return CNCTL_EXIT_USAGE;
-			break;
-		case 'k':
-			o->kmod = 1;
-			break;
-		case 'j':
-			o->json = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			listen_usage(stdout);
-			return -1;
 		default:
-			return cnctl_opt_err("listen", c, argv);
+			r = cnctl_common_opt(c, argv, &o->common);
+			if (r)
+				return r;
 		}
 	}
 	if (optind >= argc)
@@ -160,9 +120,7 @@ static int parse_opts(int argc, char **argv, struct listen_opts *o)
 					       argv[optind]);
 		o->ngroups++;
 	}
-	if (o->unit >= 0 && o->kmod)
-		return cnctl_usage_err("listen", "give --unit or --kmod, not both");
-	return 0;
+	return cnctl_check_unit_kmod(&o->common);
 }
 
 static int wanted(const struct listen_opts *o, const struct cn_msg *msg)
@@ -175,143 +133,83 @@ static int wanted(const struct listen_opts *o, const struct cn_msg *msg)
 	return 0;
 }
 
-static int flush_stdout(void)
+/* cnctl_recv_loop's print: the message unless --id filters it out. */
+static int print_wanted(const struct cn_message *m, void *ctx)
 {
-	if (fflush(stdout) == 0)
+	const struct listen_opts *o = ctx;
+
+	if (!wanted(o, m->msg))
 		return 0;
-	if (errno == EPIPE)
-		return 1; /* the reader went away: stop quietly */
-	cnctl_err("write to stdout: %s", strerror(errno));
-	return -1;
+	cnctl_print_message(stdout, m, o->common.json, o->hex, NULL);
+	return 1;
+}
+
+static int join_groups(struct cn_sock *s, const struct listen_opts *o)
+{
+	for (unsigned int i = 0; i < o->ngroups; i++) {
+		int r = cn_join(s, o->groups[i]);
+
+		if (r == -EINVAL)
+			return cnctl_usage_err("listen",
+					       "GROUP '%u': netlink unit %d has no such "
+					       "group",
+					       o->groups[i], cn_unit(s));
+		if (r < 0) {
+			char what[48];
+
+			snprintf(what, sizeof(what), "listen: joining group %u", o->groups[i]);
+			return cnctl_connector_err(what, -r);
+		}
+	}
+	return 0;
 }
 
 int cnctl_listen(int argc, char **argv)
 {
-	struct listen_opts o = { .unit = -1, .timeout = -1 };
-	struct cn_open_opts oo = { .sz = sizeof(oo), .batch = LISTEN_BATCH };
-	struct cn_message msgs[LISTEN_BATCH];
-	uint64_t printed = 0, overruns = 0;
-	int64_t deadline = 0;
-	struct cn_sock *s;
-	int r, ret = CNCTL_EXIT_OK;
+	struct listen_opts o = {
+		.common = { .cmd = "listen", .usage = listen_usage, .unit = -1, .timeout = -1 },
+	};
+	struct cnctl_recv_loop rl = {
+		.o = &o.common, .lost = "messages", .print = print_wanted, .ctx = &o
+	};
+	int r;
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
 		return r < 0 ? CNCTL_EXIT_OK : r;
 	r = cnctl_install_signals();
-	if (r < 0) {
-		cnctl_err("sigaction: %s", strerror(-r));
-		return CNCTL_EXIT_ERROR;
-	}
-	oo.rcvbuf = o.rcvbuf;
-	r = cnctl_open("listen", o.unit, o.kmod, &oo, &s);
 	if (r)
 		return r;
-	if (o.rcvbuf) {
-		r = cn_set_rcvbuf(s, o.rcvbuf);
-		if (r >= 0 && r / 2 < o.rcvbuf)
-			cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)",
-				  r / 2);
+	r = cnctl_open(&o.common, CNCTL_RECV_BATCH, &rl.s);
+	if (r)
+		return r;
+	r = join_groups(rl.s, &o);
+	if (r) {
+		cn_close(rl.s);
+		return r;
 	}
-	for (unsigned int i = 0; i < o.ngroups; i++) {
-		r = cn_join(s, o.groups[i]);
-		if (r == -EINVAL) {
-			int unit = cn_unit(s);
-
-			cn_close(s);
-			return cnctl_usage_err("listen",
-					       "GROUP '%u': netlink unit %d has no such "
-					       "group",
-					       o.groups[i], unit);
-		}
-		if (r < 0) {
-			char what[48];
-
-			snprintf(what, sizeof(what), "listen: joining group %u", o.groups[i]);
-			cn_close(s);
-			return cnctl_connector_err(what, -r);
-		}
-	}
-	if (!o.quiet) {
-		fprintf(stderr, "cnctl: listening on unit %d, group%s", cn_unit(s),
+	if (!o.common.quiet) {
+		fprintf(stderr, "cnctl: listening on unit %d, group%s", cn_unit(rl.s),
 			o.ngroups > 1 ? "s" : "");
 		for (unsigned int i = 0; i < o.ngroups; i++)
 			fprintf(stderr, "%s%u", i ? "," : " ", o.groups[i]);
 		fputc('\n', stderr);
 	}
-	if (o.timeout >= 0)
-		deadline = cnctl_now_ms() + o.timeout;
 
-	while (!cnctl_stop) {
-		int n = cn_recv_batch(s, msgs, LISTEN_BATCH, CN_RECV_DONTWAIT);
+	r = cnctl_recv_loop(&rl);
 
-		if (n > 0) {
-			for (int i = 0; i < n && !(o.count && printed >= o.count); i++) {
-				if (!wanted(&o, msgs[i].msg))
-					continue;
-				cnctl_print_message(stdout, &msgs[i], o.json, o.hex, NULL);
-				printed++;
-			}
-			if (o.count && printed >= o.count)
-				break;
-			continue;
-		}
-		if (n == -EAGAIN) {
-			int wait = -1;
-
-			r = flush_stdout();
-			if (r) {
-				ret = r < 0 ? CNCTL_EXIT_ERROR : CNCTL_EXIT_OK;
-				goto out;
-			}
-			if (o.timeout >= 0) {
-				int64_t left = deadline - cnctl_now_ms();
-
-				if (left <= 0)
-					break;
-				wait = (int)left;
-			}
-			r = cnctl_wait_readable(cn_fd(s), wait);
-			if (r < 0) {
-				cnctl_err("poll: %s", strerror(-r));
-				ret = CNCTL_EXIT_ERROR;
-				goto out;
-			}
-			continue;
-		}
-		switch (n) {
-		case -EINTR:
-			break;
-		case -ENOBUFS:
-			overruns++;
-			fputs("cnctl: receive buffer overrun, messages lost\n", stderr);
-			break;
-		case -EBADMSG:
-		case -EMSGSIZE:
-			cnctl_err("malformed datagram skipped: %s", strerror(-n));
-			break;
-		default:
-			cnctl_err("receive: %s", strerror(-n));
-			ret = CNCTL_EXIT_ERROR;
-			goto out;
-		}
-	}
-	if (flush_stdout() < 0)
-		ret = CNCTL_EXIT_ERROR;
-	else if (o.count && printed < o.count && o.timeout >= 0 && !cnctl_stop)
-		ret = CNCTL_EXIT_TIMEOUT;
-out:
-	if (!o.quiet) {
+	if (!o.common.quiet) {
 		struct cn_stats st = { 0 };
 
-		if (cn_stats(s, &st) == 0 && st.overruns > overruns)
-			overruns = st.overruns;
+		if (cn_stats(rl.s, &st) == 0 && st.overruns > rl.overruns)
+			rl.overruns = st.overruns;
 		fprintf(stderr, "cnctl: %llu messages printed, %llu overruns\n",
-			(unsigned long long)printed, (unsigned long long)overruns);
+			(unsigned long long)rl.printed, (unsigned long long)rl.overruns);
 	}
-	if (ret == CNCTL_EXIT_TIMEOUT)
-		cnctl_err("listen: %llu of %llu messages within %d ms", (unsigned long long)printed,
-			  (unsigned long long)o.count, o.timeout);
-	cn_close(s);
-	return ret;
+	if (r == CNCTL_EXIT_TIMEOUT)
+		cnctl_err("listen: %llu of %llu messages within %d ms",
+			  (unsigned long long)rl.printed, (unsigned long long)o.common.count,
+			  o.common.timeout);
+	cn_close(rl.s);
+	return r;
 }

@@ -1,79 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * msg.c - what cnctl's message subcommands (send, listen, request, notify)
- * share: parsing ids, ranges and payloads, opening the socket on the right
- * netlink unit, printing a received message, and signal handling.
+ * share: parsing ids, ranges and payloads, building the message of send and
+ * request, opening the socket on the right netlink unit, printing a
+ * received message.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libcn.h>
 
 #include "common.h"
-
-volatile sig_atomic_t cnctl_stop;
-
-static void on_signal(int sig)
-{
-	cnctl_stop = sig;
-}
-
-int cnctl_install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: poll and recv return EINTR */
-	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
-		return -errno;
-	signal(SIGPIPE, SIG_IGN);
-	return 0;
-}
-
-int64_t cnctl_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int cnctl_wait_readable(int fd, int timeout_ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	struct timespec ts, *tsp = NULL;
-	sigset_t block, old;
-	int r = 0;
-
-	if (timeout_ms >= 0) {
-		ts.tv_sec = timeout_ms / 1000;
-		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
-		tsp = &ts;
-	}
-	/* Signals blocked between the flag check and ppoll: none slips through. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	if (!cnctl_stop) {
-		r = ppoll(&p, 1, tsp, &old);
-		if (r < 0)
-			r = -errno;
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	if (r == -EINTR)
-		return 0;
-	return r > 0 ? 1 : r;
-}
 
 int cnctl_parse_u32(const char *s, uint32_t *out)
 {
@@ -157,8 +98,11 @@ static int hexval(char c)
 	return -1;
 }
 
-int cnctl_load_data(const char *cmd, const char *text, const char *hex, const char *file, void *buf,
-		    size_t size, size_t *len)
+/* The payload: at most one of text (DATA), hex (--hex) and file (--file).
+ * Fills buf (size bytes) and *len. Returns 0, or an exit code after
+ * printing a one-line error. */
+static int load_data(const char *cmd, const char *text, const char *hex, const char *file,
+		     void *buf, size_t size, size_t *len)
 {
 	unsigned char *out = buf;
 	size_t n = 0;
@@ -234,6 +178,68 @@ int cnctl_load_data(const char *cmd, const char *text, const char *hex, const ch
 	return 0;
 }
 
+int cnctl_msg_opt(int c, char **argv, struct cnctl_msg_args *m, struct cnctl_opts *o)
+{
+	switch (c) {
+	case 'x':
+		m->hex = optarg;
+		return 0;
+	case 'f':
+		m->file = optarg;
+		return 0;
+	case 's':
+		if (cnctl_parse_u32(optarg, &m->seq) < 0)
+			return cnctl_usage_err(
+			    o->cmd, "invalid --seq value '%s': expected a 32-bit number", optarg);
+		m->flags |= CN_SEND_KEEP_SEQ;
+		return 0;
+	case 'a':
+		if (cnctl_parse_u32(optarg, &m->ack) < 0)
+			return cnctl_usage_err(
+			    o->cmd, "invalid --ack value '%s': expected a 32-bit number", optarg);
+		m->flags |= CN_SEND_KEEP_ACK;
+		return 0;
+	default:
+		return cnctl_common_opt(c, argv, o);
+	}
+}
+
+int cnctl_msg_positional(int argc, char **argv, struct cnctl_msg_args *m,
+			 const struct cnctl_opts *o)
+{
+	if (optind >= argc)
+		return cnctl_usage_err(o->cmd, "missing ID (IDX.VAL, e.g. 0x123.0x456)");
+	if (cnctl_parse_id(argv[optind], &m->idx, &m->val) < 0)
+		return cnctl_usage_err(
+		    o->cmd, "invalid ID '%s': expected IDX.VAL (decimal or 0x hex)", argv[optind]);
+	if (optind + 1 < argc)
+		m->text = argv[optind + 1];
+	if (optind + 2 < argc)
+		return cnctl_usage_err(o->cmd, "unexpected argument '%s'", argv[optind + 2]);
+	return cnctl_check_unit_kmod(o);
+}
+
+int cnctl_msg_build(const char *cmd, const struct cnctl_msg_args *m, void *buf, size_t size,
+		    struct cn_msg **out)
+{
+	struct cn_msg *msg = cn_msg_init(buf, size, m->idx, m->val, NULL, 0);
+	size_t len = 0;
+	int r;
+
+	if (!msg) {
+		cnctl_err("%s: building the message: %s", cmd, strerror(errno));
+		return CNCTL_EXIT_ERROR;
+	}
+	r = load_data(cmd, m->text, m->hex, m->file, msg->data, CONNECTOR_MAX_MSG_SIZE, &len);
+	if (r)
+		return r;
+	msg->len = (uint16_t)len;
+	msg->seq = m->seq;
+	msg->ack = m->ack;
+	*out = msg;
+	return 0;
+}
+
 int cnctl_kmod_err(int r)
 {
 	switch (-r) {
@@ -251,12 +257,13 @@ int cnctl_kmod_err(int r)
 	}
 }
 
-int cnctl_open(const char *cmd, int unit, int kmod, const struct cn_open_opts *opts,
-	       struct cn_sock **out)
+int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out)
 {
+	struct cn_open_opts oo = { .sz = sizeof(oo), .rcvbuf = o->rcvbuf, .batch = batch };
+	int unit = o->unit;
 	char what[64];
 
-	if (unit < 0 && kmod) {
+	if (unit < 0 && o->kmod) {
 		static struct cn_kmod_info info; /* about 17 KiB: not on the stack */
 		int r = cn_kmod_query(&info);
 
@@ -266,18 +273,33 @@ int cnctl_open(const char *cmd, int unit, int kmod, const struct cn_open_opts *o
 	} else if (unit < 0) {
 		unit = NETLINK_CONNECTOR;
 	}
-	*out = cn_open(unit, opts);
+	*out = cn_open(unit, &oo);
 	if (!*out && unit != NETLINK_CONNECTOR &&
 	    (errno == EPROTONOSUPPORT || errno == EAFNOSUPPORT || errno == ECONNREFUSED)) {
-		cnctl_err("%s: no netlink unit %d in the kernel (%s)%s", cmd, unit, strerror(errno),
-			  kmod ? "" : "; for kmod's unit use --kmod");
+		cnctl_err("%s: no netlink unit %d in the kernel (%s)%s", o->cmd, unit,
+			  strerror(errno), o->kmod ? "" : "; for kmod's unit use --kmod");
 		return CNCTL_EXIT_NOCONN;
 	}
 	if (!*out) {
-		snprintf(what, sizeof(what), "%s: opening a socket on netlink unit %d", cmd, unit);
+		snprintf(what, sizeof(what), "%s: opening a socket on netlink unit %d", o->cmd,
+			 unit);
 		return cnctl_connector_err(what, errno);
 	}
+	cnctl_set_rcvbuf(*out, o->rcvbuf);
 	return 0;
+}
+
+void cnctl_set_rcvbuf(struct cn_sock *s, int bytes)
+{
+	int r;
+
+	if (!bytes)
+		return;
+	/* The kernel reports twice what it grants; less than asked means
+	 * net.core.rmem_max capped us (no CAP_NET_ADMIN). */
+	r = cn_set_rcvbuf(s, bytes);
+	if (r >= 0 && r / 2 < bytes)
+		cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)", r / 2);
 }
 
 /* Is the payload text worth printing as a string: printable ASCII, UTF-8,
@@ -347,36 +369,4 @@ void cnctl_print_message(FILE *f, const struct cn_message *m, int json, int forc
 	if (extra)
 		fputs(extra, f);
 	putc_unlocked('\n', f);
-}
-
-int cnctl_opt_err(const char *cmd, int c, char **argv)
-{
-	if (c == ':')
-		return cnctl_usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
-	if (optopt)
-		return cnctl_usage_err(cmd, "unknown option '-%c'", optopt);
-	return cnctl_usage_err(cmd, "unknown option '%s'", argv[optind - 1]);
-}
-
-int cnctl_parse_unit(const char *cmd, const char *s, int *unit)
-{
-	uint64_t v;
-
-	/* MAX_LINKS is 32: netlink units are 0..31. */
-	if (cnctl_parse_uint(s, 0, 31, &v) < 0)
-		return cnctl_usage_err(
-		    cmd, "invalid --unit value '%s': expected a netlink unit 0..31", s);
-	*unit = (int)v;
-	return 0;
-}
-
-int cnctl_parse_timeout(const char *cmd, const char *s, int *ms)
-{
-	uint64_t v;
-
-	if (cnctl_parse_uint(s, 0, INT32_MAX, &v) < 0)
-		return cnctl_usage_err(
-		    cmd, "invalid --timeout value '%s': expected milliseconds 0..%d", s, INT32_MAX);
-	*ms = (int)v;
-	return 0;
 }

@@ -14,16 +14,13 @@
 
 #include "common.h"
 
-#define NOTIFY_BATCH	  32
 #define NOTIFY_MAX_RANGES 16 /* per kind (idx, val) */
 
 struct notify_opts {
+	struct cnctl_opts common;
 	struct cn_range idx[NOTIFY_MAX_RANGES], val[NOTIFY_MAX_RANGES];
 	unsigned int nidx, nval;
 	uint32_t group;
-	uint64_t count; /* 0: no limit */
-	int timeout;	/* ms, < 0: none */
-	int unit, json, quiet;
 };
 
 /* clang-format off */
@@ -90,7 +87,6 @@ static int parse_opts(int argc, char **argv, struct notify_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int have_group = 0, c, r;
-	uint64_t v;
 
 	opterr = 0;
 	optind = 1;
@@ -114,33 +110,10 @@ static int parse_opts(int argc, char **argv, struct notify_opts *o)
 						       optarg);
 			have_group = 1;
 			break;
-		case 'n':
-			if (cnctl_parse_uint(optarg, 1, UINT64_MAX, &v) < 0)
-				return cnctl_usage_err("notify",
-						       "invalid --count value '%s': expected a "
-						       "positive integer",
-						       optarg);
-			o->count = v;
-			break;
-		case 't':
-			if (cnctl_parse_timeout("notify", optarg, &o->timeout))
-				return CNCTL_EXIT_USAGE;
-			break;
-		case 'u':
-			if (cnctl_parse_unit("notify", optarg, &o->unit))
-				return CNCTL_EXIT_USAGE;
-			break;
-		case 'j':
-			o->json = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'h':
-			notify_usage(stdout);
-			return -1;
 		default:
-			return cnctl_opt_err("notify", c, argv);
+			r = cnctl_common_opt(c, argv, &o->common);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)
@@ -203,20 +176,61 @@ static int check_refusals(void)
 	return 0;
 }
 
+/* cnctl_recv_loop's print: a notification about the requested ranges
+ * (the group may carry other traffic). */
+static int print_notification(const struct cn_message *m, void *ctx)
+{
+	const struct notify_opts *o = ctx;
+	struct cn_notification nt;
+
+	if (cn_notify_decode(m->msg, &nt) < 0 || !in_ranges(o->idx, o->nidx, nt.idx) ||
+	    !in_ranges(o->val, o->nval, nt.val))
+		return 0;
+	if (o->common.json)
+		printf("{\"event\":\"%s\",\"idx\":%u,\"val\":%u}\n", nt.added ? "added" : "removed",
+		       nt.idx, nt.val);
+	else
+		printf("%s 0x%x.0x%x\n", nt.added ? "added" : "removed", nt.idx, nt.val);
+	return 1;
+}
+
+/* Join the group, send the request and check kmod took it: 0, or the exit
+ * code after a one-line error. */
+static int subscribe(struct cn_sock *s, const struct notify_opts *o, struct cn_msg *reqmsg)
+{
+	int r = cn_join(s, o->group);
+
+	if (r == -EINVAL)
+		return cnctl_usage_err("notify", "--group '%u': netlink unit %d has no such group",
+				       o->group, cn_unit(s));
+	if (r < 0)
+		return cnctl_connector_err("notify: joining --group", -r);
+	snapshot_refusals();
+	r = cn_send(s, reqmsg, 0);
+	if (r < 0)
+		return cnctl_connector_err("notify: sending the request", -r);
+	return check_refusals();
+}
+
 int cnctl_notify(int argc, char **argv)
 {
-	struct notify_opts o = { .unit = -1, .timeout = -1 };
-	struct cn_open_opts oo = { .sz = sizeof(oo), .batch = NOTIFY_BATCH };
+	/* No --kmod option: kmod's unit unless --unit. */
+	struct notify_opts o = {
+		.common = { .cmd = "notify",
+			    .usage = notify_usage,
+			    .unit = -1,
+			    .kmod = 1,
+			    .timeout = -1 },
+	};
+	struct cnctl_recv_loop rl = {
+		.o = &o.common, .lost = "notifications", .print = print_notification, .ctx = &o
+	};
 	_Alignas(struct cn_msg) static unsigned char
 	    req[CN_NOTIFY_SIZE(NOTIFY_MAX_RANGES, NOTIFY_MAX_RANGES)];
 	_Alignas(struct cn_msg) static unsigned char
 	    rm[CN_NOTIFY_SIZE(NOTIFY_MAX_RANGES, NOTIFY_MAX_RANGES)];
-	struct cn_message msgs[NOTIFY_BATCH];
-	uint64_t printed = 0, overruns = 0;
 	struct cn_msg *reqmsg, *rmmsg;
-	int64_t deadline = 0;
-	struct cn_sock *s;
-	int r, ret = CNCTL_EXIT_OK;
+	int r, ret;
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
@@ -228,123 +242,36 @@ int cnctl_notify(int argc, char **argv)
 		return CNCTL_EXIT_ERROR;
 	}
 	r = cnctl_install_signals();
-	if (r < 0) {
-		cnctl_err("sigaction: %s", strerror(-r));
-		return CNCTL_EXIT_ERROR;
-	}
-	r = cnctl_open("notify", o.unit, 1, &oo, &s);
 	if (r)
 		return r;
-	r = cn_join(s, o.group);
-	if (r == -EINVAL) {
-		int unit = cn_unit(s);
-
-		cn_close(s);
-		return cnctl_usage_err("notify", "--group '%u': netlink unit %d has no such group",
-				       o.group, unit);
-	}
-	if (r < 0) {
-		cn_close(s);
-		return cnctl_connector_err("notify: joining --group", -r);
-	}
-
-	snapshot_refusals();
-	r = cn_send(s, reqmsg, 0);
-	if (r < 0) {
-		cn_close(s);
-		return cnctl_connector_err("notify: sending the request", -r);
-	}
-	r = check_refusals();
+	r = cnctl_open(&o.common, CNCTL_RECV_BATCH, &rl.s);
+	if (r)
+		return r;
+	r = subscribe(rl.s, &o, reqmsg);
 	if (r) {
-		cn_close(s);
+		cn_close(rl.s);
 		return r;
 	}
-	if (!o.quiet)
+	if (!o.common.quiet)
 		fprintf(stderr, "cnctl: notification request on unit %d, reports to group %u\n",
-			cn_unit(s), o.group);
-	if (o.timeout >= 0)
-		deadline = cnctl_now_ms() + o.timeout;
+			cn_unit(rl.s), o.group);
 
-	while (!cnctl_stop && !(o.count && printed >= o.count)) {
-		int n = cn_recv_batch(s, msgs, NOTIFY_BATCH, CN_RECV_DONTWAIT);
-
-		if (n > 0) {
-			for (int i = 0; i < n && !(o.count && printed >= o.count); i++) {
-				struct cn_notification nt;
-
-				if (cn_notify_decode(msgs[i].msg, &nt) < 0 ||
-				    !in_ranges(o.idx, o.nidx, nt.idx) ||
-				    !in_ranges(o.val, o.nval, nt.val))
-					continue; /* other traffic of the group */
-				if (o.json)
-					printf("{\"event\":\"%s\",\"idx\":%u,\"val\":%u}\n",
-					       nt.added ? "added" : "removed", nt.idx, nt.val);
-				else
-					printf("%s 0x%x.0x%x\n", nt.added ? "added" : "removed",
-					       nt.idx, nt.val);
-				printed++;
-			}
-			continue;
-		}
-		if (n == -EAGAIN) {
-			int wait = -1;
-
-			if (fflush(stdout) != 0) {
-				if (errno != EPIPE) {
-					cnctl_err("write to stdout: %s", strerror(errno));
-					ret = CNCTL_EXIT_ERROR;
-				}
-				goto remove;
-			}
-			if (o.timeout >= 0) {
-				int64_t left = deadline - cnctl_now_ms();
-
-				if (left <= 0)
-					break;
-				wait = (int)left;
-			}
-			r = cnctl_wait_readable(cn_fd(s), wait);
-			if (r < 0) {
-				cnctl_err("poll: %s", strerror(-r));
-				ret = CNCTL_EXIT_ERROR;
-				goto remove;
-			}
-			continue;
-		}
-		if (n == -EINTR)
-			continue;
-		if (n == -ENOBUFS) {
-			overruns++;
-			fputs("cnctl: receive buffer overrun, notifications lost\n", stderr);
-			continue;
-		}
-		if (n == -EBADMSG || n == -EMSGSIZE) {
-			cnctl_err("malformed datagram skipped: %s", strerror(-n));
-			continue;
-		}
-		cnctl_err("receive: %s", strerror(-n));
-		ret = CNCTL_EXIT_ERROR;
-		goto remove;
-	}
-	if (fflush(stdout) != 0 && errno != EPIPE) {
-		cnctl_err("write to stdout: %s", strerror(errno));
-		ret = CNCTL_EXIT_ERROR;
-	} else if (o.count && printed < o.count && o.timeout >= 0 && !cnctl_stop) {
+	ret = cnctl_recv_loop(&rl);
+	if (ret == CNCTL_EXIT_TIMEOUT)
 		cnctl_err("notify: %llu of %llu notifications within %d ms",
-			  (unsigned long long)printed, (unsigned long long)o.count, o.timeout);
-		ret = CNCTL_EXIT_TIMEOUT;
-	}
-remove:
-	r = cn_send(s, rmmsg, 0);
+			  (unsigned long long)rl.printed, (unsigned long long)o.common.count,
+			  o.common.timeout);
+
+	r = cn_send(rl.s, rmmsg, 0);
 	if (r < 0) {
 		cnctl_err("notify: removing the request: %s", strerror(-r));
 		if (ret == CNCTL_EXIT_OK)
 			ret = CNCTL_EXIT_ERROR;
 	}
-	if (!o.quiet)
+	if (!o.common.quiet)
 		fprintf(stderr, "cnctl: %llu notifications printed, %llu overruns; request %s\n",
-			(unsigned long long)printed, (unsigned long long)overruns,
+			(unsigned long long)rl.printed, (unsigned long long)rl.overruns,
 			r < 0 ? "NOT removed" : "removed");
-	cn_close(s);
+	cn_close(rl.s);
 	return ret;
 }

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,29 +27,17 @@
 #define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
-#define PROC_RCVBUF_MAX	       (1ull << 30)
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 struct proc_opts {
-	int json;
-	int quiet;
-	uint32_t mask;	    /* 0: every event type */
-	const char *events; /* as given, for messages */
-	uint64_t count;	    /* 0: no limit */
-	int rcvbuf;	    /* 0: libcn's default */
+	struct cnctl_opts common; /* json, quiet, count, rcvbuf */
+	uint32_t mask;		  /* 0: every event type */
+	const char *events;	  /* as given, for messages */
 };
 
 struct proc_state {
 	uint64_t printed;
-	uint64_t lost;	   /* sum of per-CPU gaps reported */
-	uint64_t overruns; /* -ENOBUFS returned by the receive calls */
-	uint64_t malformed;
+	uint64_t lost;		    /* sum of per-CPU gaps reported */
+	uint64_t overruns;	    /* -ENOBUFS returned by the receive calls */
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the table */
 };
 
@@ -124,19 +111,12 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t v;
-	int c;
+	int c, r;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":je:n:r:qh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j':
-			o->json = 1;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
 		case 'e':
 			o->events = optarg;
 			if (cn_proc_parse_mask(optarg, &o->mask) < 0) {
@@ -154,33 +134,10 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 				    item[0] ? item : optarg);
 			}
 			break;
-		case 'n':
-			if (cnctl_parse_uint(optarg, 1, UINT64_MAX, &v) < 0)
-				return cnctl_usage_err("proc",
-						       "invalid --count value '%s': expected a "
-						       "positive integer",
-						       optarg);
-			o->count = v;
-			break;
-		case 'r':
-			if (cnctl_parse_size(optarg, 1, PROC_RCVBUF_MAX, &v) < 0)
-				return cnctl_usage_err(
-				    "proc",
-				    "invalid --rcvbuf value '%s': expected bytes "
-				    "from 1 to 1G (suffix K, M or G allowed)",
-				    optarg);
-			o->rcvbuf = (int)v;
-			break;
-		case 'h':
-			proc_usage(stdout);
-			return -1;
-		case ':':
-			return cnctl_usage_err("proc", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			if (optopt)
-				return cnctl_usage_err("proc", "unknown option '-%c'", optopt);
-			return cnctl_usage_err("proc", "unknown option '%s'", argv[optind - 1]);
+			r = cnctl_common_opt(c, argv, &o->common);
+			if (r)
+				return r;
 		}
 	}
 	if (optind < argc)
@@ -346,7 +303,7 @@ static int flush_out(void)
 			return 1;
 		if (errno != EINTR)
 			return -(errno ? errno : EIO);
-		if (stop_signal)
+		if (cnctl_stop)
 			return 1;
 		clearerr(stdout); /* another signal: carry on writing */
 	}
@@ -390,7 +347,6 @@ static int handle_batch(struct cn_sock *s, const struct cn_message *msgs, int n,
 		ev.lost_before = 0;
 		r = cn_proc_handle(s, &msgs[i], &ev);
 		if (r < 0) {
-			st->malformed++;
 			cnctl_err("malformed proc event skipped: %s", strerror(-r));
 			continue;
 		}
@@ -401,36 +357,15 @@ static int handle_batch(struct cn_sock *s, const struct cn_message *msgs, int n,
 		}
 		if (r == 0)
 			continue;
-		if (o->json)
+		if (o->common.json)
 			print_json(stdout, &ev);
 		else
 			print_table(stdout, &ev, st);
 		st->printed++;
-		if (o->count && st->printed >= o->count)
+		if (o->common.count && st->printed >= o->common.count)
 			return 1;
 	}
 	return 0;
-}
-
-/* Sleep until the socket is readable or a stop signal arrives; the signals
- * are blocked between the flag check and ppoll so none slips through. */
-static int wait_readable(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	sigset_t block, old;
-	int r = 0;
-
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	if (!stop_signal) {
-		r = ppoll(&p, 1, NULL, &old);
-		if (r < 0)
-			r = -errno;
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return r == -EINTR ? 0 : r;
 }
 
 /* Milliseconds on a cheap monotonic clock (vDSO, no system call). */
@@ -458,9 +393,9 @@ static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *
 	int fd = cn_fd(s);
 	int r;
 
-	if (!o->json)
+	if (!o->common.json)
 		print_header(stdout);
-	while (!stop_signal) {
+	while (!cnctl_stop) {
 		int n = cn_recv_batch(s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
 
 		if (n > 0) {
@@ -479,56 +414,29 @@ static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *
 			}
 			continue;
 		}
-		switch (n) {
-		case -EAGAIN:
-			/* Nothing pending: let the reader see what we have. */
-			r = flush_out();
+		if (n != -EAGAIN) {
+			r = cnctl_recv_error(n, "events", &st->overruns);
 			if (r)
-				return flushed(r);
-			r = wait_readable(fd);
-			last_flush = coarse_ms();
-			if (r < 0) {
-				cnctl_err("poll: %s", strerror(-r));
-				return CNCTL_EXIT_ERROR;
-			}
-			break;
-		case -EINTR:
-			break;
-		case -ENOBUFS:
-			st->overruns++;
-			fputs("cnctl: receive buffer overrun, events lost\n", stderr);
-			break;
-		case -EBADMSG:
-		case -EMSGSIZE:
-			st->malformed++;
-			cnctl_err("malformed datagram skipped: %s", strerror(-n));
-			break;
-		default:
-			cnctl_err("receive: %s", strerror(-n));
+				return r;
+			continue;
+		}
+		/* Nothing pending: let the reader see what we have. */
+		r = flush_out();
+		if (r)
+			return flushed(r);
+		r = cnctl_wait_readable(fd, -1);
+		last_flush = coarse_ms();
+		if (r < 0) {
+			cnctl_err("poll: %s", strerror(-r));
 			return CNCTL_EXIT_ERROR;
 		}
 	}
 	return flushed(flush_out()); /* stopped by SIGINT or SIGTERM */
 }
 
-static int install_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = 0; /* no SA_RESTART: poll and recv return EINTR */
-	if (sigaction(SIGINT, &sa, NULL) < 0 || sigaction(SIGTERM, &sa, NULL) < 0)
-		return -errno;
-	/* A closed pipe ends the output quietly (EPIPE), with the summary. */
-	signal(SIGPIPE, SIG_IGN);
-	return 0;
-}
-
 int cnctl_proc(int argc, char **argv)
 {
-	struct proc_opts o = { 0 };
+	struct proc_opts o = { .common = { .cmd = "proc", .usage = proc_usage, .unit = -1 } };
 	struct proc_state st = { 0 };
 	struct cn_open_opts oo = { .sz = sizeof(oo), .batch = PROC_BATCH };
 	static char outbuf[PROC_STDOUT_BUF];
@@ -539,28 +447,19 @@ int cnctl_proc(int argc, char **argv)
 	if (r)
 		return r < 0 ? CNCTL_EXIT_OK : r;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	r = install_signals();
-	if (r < 0) {
-		cnctl_err("sigaction: %s", strerror(-r));
-		return CNCTL_EXIT_ERROR;
-	}
+	r = cnctl_install_signals();
+	if (r)
+		return r;
 
-	oo.rcvbuf = o.rcvbuf;
+	oo.rcvbuf = o.common.rcvbuf;
 	s = cn_open(NETLINK_CONNECTOR, &oo);
 	if (!s)
 		return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
-	if (o.rcvbuf) {
-		/* The kernel reports twice what it grants; less than asked
-		 * means net.core.rmem_max capped us (no CAP_NET_ADMIN). */
-		r = cn_set_rcvbuf(s, o.rcvbuf);
-		if (r >= 0 && r / 2 < o.rcvbuf)
-			cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)",
-				  r / 2);
-	}
+	cnctl_set_rcvbuf(s, o.common.rcvbuf);
 
 	kf = cn_proc_listen(s, o.mask, PROC_LISTEN_TIMEOUT_MS);
 	if (kf < 0) {
-		if (stop_signal && kf == -EINTR) {
+		if (cnctl_stop && kf == -EINTR) {
 			cn_close(s);
 			return CNCTL_EXIT_OK;
 		}
@@ -576,7 +475,7 @@ int cnctl_proc(int argc, char **argv)
 		return ret;
 	}
 	st.realtime_offset_ns = realtime_offset();
-	if (!o.quiet) {
+	if (!o.common.quiet) {
 		const char *how = "";
 
 		/* As libcn: every type (with or without nonzero_exit) is no filter. */
@@ -588,7 +487,7 @@ int cnctl_proc(int argc, char **argv)
 	ret = run(s, &o, &st);
 
 	cn_proc_ignore(s);
-	if (!o.quiet)
+	if (!o.common.quiet)
 		summary(s, &st);
 	cn_close(s);
 	return ret;

@@ -16,7 +16,6 @@
 
 #define REQUEST_TIMEOUT_MS 1000
 #define REQUEST_MAX_JOIN   8
-#define REQUEST_RCVBUF_MAX (1ull << 30)
 
 /* clang-format off */
 static void request_usage(FILE *f)
@@ -60,7 +59,16 @@ static void request_usage(FILE *f)
 }
 /* clang-format on */
 
-int cnctl_request(int argc, char **argv)
+struct request_opts {
+	struct cnctl_opts common;
+	struct cnctl_msg_args msg;
+	enum cn_match policy;
+	uint32_t join[REQUEST_MAX_JOIN];
+	unsigned int njoin;
+	int nojoin;
+};
+
+static int parse_opts(int argc, char **argv, struct request_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "hex", required_argument, NULL, 'x' },
@@ -78,42 +86,17 @@ int cnctl_request(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	_Alignas(struct cn_msg) static unsigned char buf[CN_MSG_SIZE(CONNECTOR_MAX_MSG_SIZE)];
-	const char *hex = NULL, *file = NULL, *text = NULL;
-	enum cn_match policy = CN_MATCH_STRICT;
-	uint32_t idx, val, seq = 0, ack = 0, join[REQUEST_MAX_JOIN];
-	unsigned int flags = 0, njoin = 0;
-	int unit = -1, kmod = 0, json = 0, nojoin = 0, timeout = REQUEST_TIMEOUT_MS, rcvbuf = 0;
-	struct cn_open_opts oo = { .sz = sizeof(oo) };
-	struct cn_message reply;
-	struct timespec t0, t1;
-	struct cn_sock *s;
-	struct cn_msg *msg;
-	char extra[128];
-	long long rtt_us;
-	uint64_t v;
-	size_t len;
 	int c, r;
 
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, ":x:f:t:m:s:a:g:Jr:u:kjh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'x':
-			hex = optarg;
-			break;
-		case 'f':
-			file = optarg;
-			break;
-		case 't':
-			if (cnctl_parse_timeout("request", optarg, &timeout))
-				return CNCTL_EXIT_USAGE;
-			break;
 		case 'm':
 			if (strcmp(optarg, "strict") == 0)
-				policy = CN_MATCH_STRICT;
+				o->policy = CN_MATCH_STRICT;
 			else if (strcmp(optarg, "ack-only") == 0)
-				policy = CN_MATCH_ACK_ONLY;
+				o->policy = CN_MATCH_ACK_ONLY;
 			else
 				return cnctl_usage_err(
 				    "request",
@@ -121,157 +104,112 @@ int cnctl_request(int argc, char **argv)
 				    "or ack-only",
 				    optarg);
 			break;
-		case 's':
-			if (cnctl_parse_u32(optarg, &seq) < 0)
-				return cnctl_usage_err("request",
-						       "invalid --seq value '%s': "
-						       "expected a 32-bit number",
-						       optarg);
-			flags |= CN_SEND_KEEP_SEQ;
-			break;
-		case 'a':
-			if (cnctl_parse_u32(optarg, &ack) < 0)
-				return cnctl_usage_err("request",
-						       "invalid --ack value '%s': "
-						       "expected a 32-bit number",
-						       optarg);
-			flags |= CN_SEND_KEEP_ACK;
-			break;
 		case 'g':
-			if (njoin >= REQUEST_MAX_JOIN)
+			if (o->njoin >= REQUEST_MAX_JOIN)
 				return cnctl_usage_err("request", "more than %d --join groups",
 						       REQUEST_MAX_JOIN);
-			if (cnctl_parse_u32(optarg, &join[njoin]) < 0 || join[njoin] == 0)
+			if (cnctl_parse_u32(optarg, &o->join[o->njoin]) < 0 ||
+			    o->join[o->njoin] == 0)
 				return cnctl_usage_err("request",
 						       "invalid --join value '%s': "
 						       "expected a group number >= 1",
 						       optarg);
-			njoin++;
+			o->njoin++;
 			break;
 		case 'J':
-			nojoin = 1;
+			o->nojoin = 1;
 			break;
-		case 'r':
-			if (cnctl_parse_size(optarg, 1, REQUEST_RCVBUF_MAX, &v) < 0)
-				return cnctl_usage_err(
-				    "request",
-				    "invalid --rcvbuf value '%s': expected bytes "
-				    "from 1 to 1G (suffix K, M or G allowed)",
-				    optarg);
-			rcvbuf = (int)v;
-			break;
-		case 'u':
-			if (cnctl_parse_unit("request", optarg, &unit))
-				return CNCTL_EXIT_USAGE;
-			break;
-		case 'k':
-			kmod = 1;
-			break;
-		case 'j':
-			json = 1;
-			break;
-		case 'h':
-			request_usage(stdout);
-			return CNCTL_EXIT_OK;
 		default:
-			return cnctl_opt_err("request", c, argv);
+			r = cnctl_msg_opt(c, argv, &o->msg, &o->common);
+			if (r)
+				return r;
 		}
 	}
-	if (optind >= argc)
-		return cnctl_usage_err("request", "missing ID (IDX.VAL, e.g. 0x123.0x456)");
-	if (cnctl_parse_id(argv[optind], &idx, &val) < 0)
-		return cnctl_usage_err("request",
-				       "invalid ID '%s': expected IDX.VAL (decimal or 0x hex)",
-				       argv[optind]);
-	if (optind + 1 < argc)
-		text = argv[optind + 1];
-	if (optind + 2 < argc)
-		return cnctl_usage_err("request", "unexpected argument '%s'", argv[optind + 2]);
-	if (unit >= 0 && kmod)
-		return cnctl_usage_err("request", "give --unit or --kmod, not both");
+	return cnctl_msg_positional(argc, argv, &o->msg, &o->common);
+}
 
-	msg = cn_msg_init(buf, sizeof(buf), idx, val, NULL, 0);
-	if (!msg) {
-		cnctl_err("request: building the message: %s", strerror(errno));
+/* Report a failed cn_request (r < 0) and return the exit code. */
+static int request_err(int r, const struct cn_msg *msg, const struct request_opts *o)
+{
+	switch (-r) {
+	case ETIMEDOUT:
+		cnctl_err("request: no reply to 0x%x.0x%x seq=%u ack=%u within %d ms "
+			  "(--match %s)",
+			  msg->id.idx, msg->id.val, msg->seq, msg->ack, o->common.timeout,
+			  o->policy == CN_MATCH_STRICT ? "strict" : "ack-only");
+		return CNCTL_EXIT_TIMEOUT;
+	case ENOBUFS:
+		cnctl_err("request: receive buffer overrun while waiting: the reply may "
+			  "have been lost");
 		return CNCTL_EXIT_ERROR;
+	case EINTR:
+		if (cnctl_stop)
+			return CNCTL_EXIT_OK;
+		cnctl_err("request: %s", strerror(-r));
+		return CNCTL_EXIT_ERROR;
+	default:
+		return cnctl_connector_err("request", -r);
 	}
-	r = cnctl_load_data("request", text, hex, file, msg->data, CONNECTOR_MAX_MSG_SIZE, &len);
+}
+
+int cnctl_request(int argc, char **argv)
+{
+	_Alignas(struct cn_msg) static unsigned char buf[CN_MSG_SIZE(CONNECTOR_MAX_MSG_SIZE)];
+	struct request_opts o = {
+		.common = { .cmd = "request",
+			    .usage = request_usage,
+			    .unit = -1,
+			    .timeout = REQUEST_TIMEOUT_MS },
+		.policy = CN_MATCH_STRICT,
+	};
+	struct cn_message reply;
+	struct timespec t0, t1;
+	struct cn_sock *s;
+	struct cn_msg *msg;
+	char extra[128];
+	long long rtt_us;
+	int r;
+
+	r = parse_opts(argc, argv, &o);
+	if (r)
+		return r < 0 ? CNCTL_EXIT_OK : r;
+	r = cnctl_msg_build("request", &o.msg, buf, sizeof(buf), &msg);
 	if (r)
 		return r;
-	msg->len = (uint16_t)len;
-	msg->seq = seq;
-	msg->ack = ack;
-
 	r = cnctl_install_signals();
-	if (r < 0) {
-		cnctl_err("sigaction: %s", strerror(-r));
-		return CNCTL_EXIT_ERROR;
-	}
-	oo.rcvbuf = rcvbuf;
-	r = cnctl_open("request", unit, kmod, &oo, &s);
 	if (r)
 		return r;
-	if (rcvbuf) {
-		r = cn_set_rcvbuf(s, rcvbuf);
-		if (r >= 0 && r / 2 < rcvbuf)
-			cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)",
-				  r / 2);
-	}
+	r = cnctl_open(&o.common, 0, &s);
+	if (r)
+		return r;
 	/* The id's group: best effort (a unit may have fewer groups). */
-	if (!nojoin && idx != 0)
-		(void)cn_join(s, idx);
-	for (unsigned int i = 0; i < njoin; i++) {
-		r = cn_join(s, join[i]);
+	if (!o.nojoin && o.msg.idx != 0)
+		(void)cn_join(s, o.msg.idx);
+	for (unsigned int i = 0; i < o.njoin; i++) {
+		r = cn_join(s, o.join[i]);
 		if (r < 0) {
-			cnctl_err("request: joining --join group %u: %s", join[i], strerror(-r));
+			cnctl_err("request: joining --join group %u: %s", o.join[i], strerror(-r));
 			cn_close(s);
 			return r == -EINVAL ? CNCTL_EXIT_USAGE : cnctl_connector_err("join", -r);
 		}
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	r = cn_request(s, msg, flags, policy, timeout, &reply);
+	r = cn_request(s, msg, o.msg.flags, o.policy, o.common.timeout, &reply);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
-		int ret;
-
-		switch (-r) {
-		case ETIMEDOUT:
-			cnctl_err("request: no reply to 0x%x.0x%x seq=%u ack=%u within %d ms "
-				  "(--match %s)",
-				  msg->id.idx, msg->id.val, msg->seq, msg->ack, timeout,
-				  policy == CN_MATCH_STRICT ? "strict" : "ack-only");
-			ret = CNCTL_EXIT_TIMEOUT;
-			break;
-		case ENOBUFS:
-			cnctl_err("request: receive buffer overrun while waiting: the reply may "
-				  "have been lost");
-			ret = CNCTL_EXIT_ERROR;
-			break;
-		case EINTR:
-			ret = cnctl_stop ? CNCTL_EXIT_OK : CNCTL_EXIT_ERROR;
-			if (!cnctl_stop)
-				cnctl_err("request: %s", strerror(-r));
-			break;
-		default:
-			ret = cnctl_connector_err("request", -r);
-			break;
-		}
+		r = request_err(r, msg, &o);
 		cn_close(s);
-		return ret;
+		return r;
 	}
 	rtt_us = ((long long)t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000;
-	if (json)
+	if (o.common.json)
 		snprintf(extra, sizeof(extra), ",\"req_seq\":%u,\"req_ack\":%u,\"rtt_us\":%lld",
 			 msg->seq, msg->ack, rtt_us);
 	else
 		snprintf(extra, sizeof(extra), " (request seq=%u ack=%u, %lld us)", msg->seq,
 			 msg->ack, rtt_us);
-	cnctl_print_message(stdout, &reply, json, 0, extra);
+	cnctl_print_message(stdout, &reply, o.common.json, 0, extra);
 	cn_close(s);
-	if (fflush(stdout) != 0) {
-		cnctl_err("write to stdout: %s", strerror(errno));
-		return CNCTL_EXIT_ERROR;
-	}
-	return CNCTL_EXIT_OK;
+	return cnctl_finish_output();
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* util.c - error reporting and argument parsing shared by cnctl's subcommands. */
+/* util.c - error reporting, number parsing and the final flush shared by cnctl's subcommands. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -109,4 +109,13 @@ int cnctl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
+}
+
+int cnctl_finish_output(void)
+{
+	if (fflush(stdout) != 0) {
+		cnctl_err("write to stdout: %s", strerror(errno));
+		return CNCTL_EXIT_ERROR;
+	}
+	return CNCTL_EXIT_OK;
 }
