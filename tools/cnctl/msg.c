@@ -16,6 +16,17 @@
 
 #include "common.h"
 
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 int cnctl_parse_u32(const char *s, uint32_t *out)
 {
 	uint64_t v = 0;
@@ -27,15 +38,9 @@ int cnctl_parse_u32(const char *s, uint32_t *out)
 		if (!*s)
 			return -1;
 		for (; *s; s++) {
-			int d;
+			int d = hexval(*s);
 
-			if (*s >= '0' && *s <= '9')
-				d = *s - '0';
-			else if (*s >= 'a' && *s <= 'f')
-				d = *s - 'a' + 10;
-			else if (*s >= 'A' && *s <= 'F')
-				d = *s - 'A' + 10;
-			else
+			if (d < 0)
 				return -1;
 			v = v * 16 + (uint64_t)d;
 			if (v > UINT32_MAX)
@@ -48,54 +53,42 @@ int cnctl_parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
-int cnctl_parse_id(const char *s, uint32_t *idx, uint32_t *val)
+/* Split s at its first `sep` and parse both sides with cnctl_parse_u32.
+ * Returns 0, -1 when a side is not a number, or 1 when s has no sep. */
+static int parse_u32_pair(const char *s, char sep, uint32_t *a, uint32_t *b)
 {
-	const char *dot = strchr(s, '.');
+	const char *at = strchr(s, sep);
 	char head[32];
 	size_t n;
 
-	if (!dot)
-		return -1;
-	n = (size_t)(dot - s);
+	if (!at)
+		return 1;
+	n = (size_t)(at - s);
 	if (n == 0 || n >= sizeof(head))
 		return -1;
 	memcpy(head, s, n);
 	head[n] = '\0';
-	if (cnctl_parse_u32(head, idx) < 0 || cnctl_parse_u32(dot + 1, val) < 0)
+	if (cnctl_parse_u32(head, a) < 0 || cnctl_parse_u32(at + 1, b) < 0)
 		return -1;
 	return 0;
+}
+
+int cnctl_parse_id(const char *s, uint32_t *idx, uint32_t *val)
+{
+	return parse_u32_pair(s, '.', idx, val) == 0 ? 0 : -1;
 }
 
 int cnctl_parse_range(const char *s, uint32_t *first, uint32_t *range)
 {
-	const char *colon = strchr(s, ':');
-	char head[32];
-	size_t n;
+	int r;
 
 	*range = 1;
-	if (!colon)
+	r = parse_u32_pair(s, ':', first, range);
+	if (r > 0)
 		return cnctl_parse_u32(s, first);
-	n = (size_t)(colon - s);
-	if (n == 0 || n >= sizeof(head))
-		return -1;
-	memcpy(head, s, n);
-	head[n] = '\0';
-	if (cnctl_parse_u32(head, first) < 0 || cnctl_parse_u32(colon + 1, range) < 0)
-		return -1;
-	if (*range == 0 || (uint64_t)*first + *range - 1 > UINT32_MAX)
+	if (r < 0 || *range == 0 || (uint64_t)*first + *range - 1 > UINT32_MAX)
 		return -1;
 	return 0;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 /* The payload: at most one of text (DATA), hex (--hex) and file (--file).
