@@ -51,9 +51,12 @@ struct cn_sock;
 
 /* cn_open_opts.flags. CN_OPEN_ANY_SENDER: accept messages from any port,
  * not only the kernel's (0); without it the socket is connected to the
- * kernel (see cn_open). */
+ * kernel (see cn_open). CN_OPEN_PKTINFO: take every message's group from
+ * NETLINK_PKTINFO control data from the start (cn_join turns it on by
+ * itself for a group above 32; see struct cn_message). */
 #define CN_OPEN_NONBLOCK   0x1u /* receive calls return -EAGAIN instead of waiting */
 #define CN_OPEN_ANY_SENDER 0x2u /* accept messages from any port */
+#define CN_OPEN_PKTINFO	   0x4u /* groups from NETLINK_PKTINFO (any group number) */
 
 /*
  * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts),
@@ -105,7 +108,12 @@ CN_EXPORT int cn_set_nonblocking(struct cn_sock *s, int on);
 CN_EXPORT int cn_set_rcvbuf(struct cn_sock *s, int bytes);
 
 /* Join / leave multicast group `group` (a group NUMBER, e.g. CN_IDX_PROC,
- * not a bit mask). Returns 0 or -errno (-EINVAL for group 0). */
+ * not a bit mask). Joining a group above 32 also turns NETLINK_PKTINFO on
+ * for good (the kernel names only groups 1..32 in a sender's address), so
+ * that cn_message.group reports it: receive calls on this socket then use
+ * recvmsg with control data, a little more work per datagram than without.
+ * Returns 0 or -errno (-EINVAL for group 0 or a group the unit does not
+ * have, -ENOMEM). */
 CN_EXPORT int cn_join(struct cn_sock *s, uint32_t group);
 CN_EXPORT int cn_leave(struct cn_sock *s, uint32_t group);
 
@@ -152,8 +160,10 @@ CN_EXPORT int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, un
 struct cn_message {
 	const struct cn_msg *msg; /* header + msg->len payload bytes, validated */
 	uint32_t port;		  /* sender's netlink port id; 0 is the kernel */
-	uint32_t group;		  /* multicast group it came through (1..32), 0: unicast
-				     or a group above 32 */
+	uint32_t group;		  /* multicast group it came through, 0: unicast. Groups
+				     above 32 are reported once the socket joined one
+				     (cn_join) or has CN_OPEN_PKTINFO; before, they
+				     show as 0 (the kernel's address has 32 bits). */
 };
 
 /* receive flags */

@@ -22,6 +22,11 @@ struct cn_async;
  * larger ones are gathered from their parts. */
 #define CN_SEND_COPY_MAX 256
 
+/* Control data per datagram with NETLINK_PKTINFO on: its struct nl_pktinfo,
+ * and room for one more int-sized cmsg (NETLINK_LISTEN_ALL_NSID's, should the
+ * caller turn it on through cn_fd). */
+#define CN_CTRL_SIZE (CMSG_SPACE(sizeof(struct nl_pktinfo)) + CMSG_SPACE(sizeof(int)))
+
 #define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
 
@@ -78,8 +83,17 @@ struct cn_sock {
 	struct mmsghdr *mmsg;
 	struct iovec *iov;
 	struct sockaddr_nl *addrs;
+	/* With pktinfo only (NULL until then): a control buffer per slot
+	 * (CN_CTRL_SIZE bytes) and the group each slot's datagram came
+	 * through, taken from its NETLINK_PKTINFO cmsg when it was read. */
+	uint8_t *ctrl;
+	uint32_t *groups;
 	struct cn_rx_cursor rx;
 	int deferred_err; /* error seen after messages were returned; reported next */
+	/* NETLINK_PKTINFO on: groups from the cmsg (cn__pktinfo_on). Next to
+	 * deferred_err: cn_proc_recv tests both for its fast path, and the
+	 * compiler tests the two adjacent ints with one compare. */
+	int pktinfo;
 
 	struct cn_backlog backlog;
 	cn_handler_fn handler;
@@ -124,6 +138,9 @@ static inline void cn__count_overrun(struct cn_sock *s)
  * recvfrom at 0.98x of send + recv against 0.90x for recvmsg once; noisy
  * since, never slower), and it needs no msghdr set up. MSG_TRUNC makes it
  * return the datagram's real length, so truncation is still seen.
+ * A socket with NETLINK_PKTINFO on (a group above 32 joined) needs the
+ * control data recvfrom cannot return: cn__recv_one_pktinfo instead (the
+ * callers test s->pktinfo; cn_proc_recv's fast path is not taken then).
  */
 static inline ssize_t cn__recv_one(struct cn_sock *s, int fl, struct sockaddr_nl *from)
 {
@@ -140,6 +157,10 @@ static inline ssize_t cn__recv_one(struct cn_sock *s, int fl, struct sockaddr_nl
 	s->st.datagrams++;
 	return r;
 }
+
+/* cn__recv_one on a socket with NETLINK_PKTINFO on (recv.c): recvmsg with
+ * slot 0's control buffer; the group goes to s->groups[0]. */
+ssize_t cn__recv_one_pktinfo(struct cn_sock *s, int fl, struct sockaddr_nl *from);
 
 /* Make the datagram of length n that cn__recv_one read (its sender in
  * s->addrs[0]) the one cn__walk walks. */
@@ -240,6 +261,9 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait);
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
 int cn__walk(struct cn_sock *s, struct cn_message *out);
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
+/* The group the datagram described by h came through: its NETLINK_PKTINFO
+ * cmsg, or, without one, the group bit in nl_groups (groups 1..32). */
+uint32_t cn__pktinfo_group(struct msghdr *h, uint32_t nl_groups);
 /* Datagrams read and not yet fully walked? */
 static inline int cn__rx_pending(const struct cn_sock *s)
 {
@@ -256,6 +280,11 @@ void cn__backlog_free(struct cn_backlog *b);
 int cn__backlog_push(struct cn_backlog *b, const struct cn_message *m);
 /* Pop the oldest entry into *out (pointing into the backlog). 1: got one, 0: empty. */
 int cn__backlog_pop(struct cn_backlog *b, struct cn_message *out);
+
+/* socket.c */
+/* Turn NETLINK_PKTINFO on (once; it stays on): control buffers per slot, the
+ * groups of datagrams already read kept. Returns 0 or -errno. */
+int cn__pktinfo_on(struct cn_sock *s);
 
 /* async.c */
 void cn__async_free(struct cn_sock *s);

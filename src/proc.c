@@ -330,7 +330,9 @@ static const struct cb_id proc_id = { CN_IDX_PROC, CN_VAL_PROC };
 
 /*
  * cn_proc_recv's common case, fused: nothing kept by cn_request, no error
- * put off, no datagram partly walked (the caller checked), and the next
+ * put off, no datagram partly walked, no NETLINK_PKTINFO (its recvfrom
+ * cannot read the group of what it leaves to the generic path; the caller
+ * checked all of these), and the next
  * datagram is one proc event from the kernel. It is read into slot 0 and
  * decoded and tracked in place, without the generic layers (cn_recv's
  * backlog and argument checks, cn__walk, cn_parse_next, cn_proc_handle):
@@ -376,7 +378,7 @@ static int proc_recv_loop(struct cn_sock *s, struct cn_proc_event *ev, unsigned 
 		int r = FALLBACK;
 
 		if (!s->backlog.count && !s->backlog.lost && !s->backlog.err && !s->deferred_err &&
-		    !cn__rx_pending(s))
+		    !s->pktinfo && !cn__rx_pending(s))
 			r = proc_recv_fast(s, ev, flags);
 		if (r == FALLBACK) {
 			r = cn_recv(s, &m, flags);
@@ -408,7 +410,7 @@ int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags
 	 * the fast path leaves) in the loop: a proc listener's usual call
 	 * is one datagram holding one event it wants. */
 	if (s->backlog.count || s->backlog.lost || s->backlog.err || s->deferred_err ||
-	    cn__rx_pending(s))
+	    s->pktinfo || cn__rx_pending(s))
 		return proc_recv_loop(s, ev, flags, 0);
 	r = proc_recv_fast(s, ev, flags);
 	if (r == 1)

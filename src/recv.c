@@ -13,6 +13,46 @@
 
 #include "internal.h"
 
+uint32_t cn__pktinfo_group(struct msghdr *h, uint32_t nl_groups)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+		if (c->cmsg_level == SOL_NETLINK && c->cmsg_type == NETLINK_PKTINFO &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct nl_pktinfo))) {
+			struct nl_pktinfo pi;
+
+			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+			return pi.group;
+		}
+	}
+	/* No cmsg (cut short: MSG_CTRUNC): what nl_groups tells. */
+	return (uint32_t)ffs((int)nl_groups);
+}
+
+ssize_t cn__recv_one_pktinfo(struct cn_sock *s, int fl, struct sockaddr_nl *from)
+{
+	struct iovec iov = { .iov_base = s->slots, .iov_len = CN_SLOT_SIZE };
+	struct msghdr h = {
+		.msg_name = from,
+		.msg_namelen = sizeof(*from),
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = s->ctrl,
+		.msg_controllen = CN_CTRL_SIZE,
+	};
+	ssize_t r;
+
+	s->st.syscalls++;
+	r = recvmsg(s->fd, &h, fl | MSG_TRUNC);
+	if (r < 0) {
+		if (errno == ENOBUFS)
+			cn__count_overrun(s);
+		return -errno;
+	}
+	s->st.datagrams++;
+	s->groups[0] = cn__pktinfo_group(&h, from->nl_groups);
+	return r;
+}
+
 int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 {
 	int fl = dontwait ? MSG_DONTWAIT : 0;
@@ -25,13 +65,19 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 	 * msg_flags of every entry it fills, and only filled entries are
 	 * walked. */
 	if (n == 1) {
-		ssize_t r = cn__recv_one(s, fl, &s->addrs[0]);
+		ssize_t r = __builtin_expect(s->pktinfo, 0)
+				? cn__recv_one_pktinfo(s, fl, &s->addrs[0])
+				: cn__recv_one(s, fl, &s->addrs[0]);
 
 		if (r < 0)
 			return (int)r;
 		cn__slot0_filled(s, r);
 		return 1;
 	}
+	/* The kernel writes back how much control data it stored. */
+	if (s->pktinfo)
+		for (uint32_t i = 0; i < n; i++)
+			s->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
 	/* Wait for the first datagram only, then take what is queued. */
 	s->st.syscalls++;
 	got = recvmmsg(s->fd, s->mmsg, n, fl | MSG_WAITFORONE, NULL);
@@ -40,6 +86,10 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 			cn__count_overrun(s);
 		return -errno;
 	}
+	if (s->pktinfo)
+		for (int i = 0; i < got; i++)
+			s->groups[i] =
+			    cn__pktinfo_group(&s->mmsg[i].msg_hdr, s->addrs[i].nl_groups);
 	s->rx.next = 0;
 	s->rx.count = (uint32_t)got;
 	s->rx.offset = 0;
@@ -93,8 +143,10 @@ int cn__walk(struct cn_sock *s, struct cn_message *out)
 		}
 		out->msg = m;
 		out->port = from->nl_pid;
-		/* nl_groups carries the group as a bit for groups 1..32. */
-		out->group = (uint32_t)ffs((int)from->nl_groups);
+		/* nl_groups carries the group as a bit for groups 1..32 only
+		 * (0 for a unicast and for any group above 32): with a group
+		 * above 32 joined, the NETLINK_PKTINFO cmsg tells. */
+		out->group = s->pktinfo ? s->groups[i] : (uint32_t)ffs((int)from->nl_groups);
 		s->st.messages++;
 		if (s->rx.offset >= s->mmsg[i].msg_len) {
 			/* The datagram's last message: move on now rather than

@@ -80,7 +80,8 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 		}
 		memcpy(&o, opts, opts->sz);
 	}
-	if (unit < 0 || unit >= MAX_LINKS || (o.flags & ~(CN_OPEN_NONBLOCK | CN_OPEN_ANY_SENDER)) ||
+	if (unit < 0 || unit >= MAX_LINKS ||
+	    (o.flags & ~(CN_OPEN_NONBLOCK | CN_OPEN_ANY_SENDER | CN_OPEN_PKTINFO)) ||
 	    o.rcvbuf < 0 || o.batch > 1024 || (o.backlog && o.backlog < CN_SLOT_SIZE)) {
 		errno = EINVAL;
 		return NULL;
@@ -140,6 +141,11 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 		if (err)
 			goto fail;
 	}
+	if (o.flags & CN_OPEN_PKTINFO) {
+		err = -cn__pktinfo_on(s);
+		if (err)
+			goto fail;
+	}
 	return s;
 
 fail:
@@ -160,6 +166,8 @@ void cn_close(struct cn_sock *s)
 	free(s->mmsg);
 	free(s->iov);
 	free(s->addrs);
+	free(s->ctrl);
+	free(s->groups);
 	cn__backlog_free(&s->backlog);
 	cn__async_free(s);
 	free(s->proc.cpu);
@@ -222,6 +230,32 @@ int cn_set_rcvbuf(struct cn_sock *s, int bytes)
 	return got;
 }
 
+int cn__pktinfo_on(struct cn_sock *s)
+{
+	int one = 1;
+
+	if (s->pktinfo)
+		return 0;
+	if (!s->ctrl) {
+		s->ctrl = calloc(s->nslots, CN_CTRL_SIZE);
+		s->groups = calloc(s->nslots, sizeof(*s->groups));
+		if (!s->ctrl || !s->groups)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < s->nslots; i++) {
+			s->mmsg[i].msg_hdr.msg_control = s->ctrl + (size_t)i * CN_CTRL_SIZE;
+			s->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
+		}
+	}
+	if (setsockopt(s->fd, SOL_NETLINK, NETLINK_PKTINFO, &one, sizeof(one)) < 0)
+		return -errno;
+	/* Datagrams read before, not yet walked, came without the cmsg:
+	 * their groups as nl_groups gave them. */
+	for (uint32_t i = s->rx.next; i < s->rx.count; i++)
+		s->groups[i] = (uint32_t)ffs((int)s->addrs[i].nl_groups);
+	s->pktinfo = 1;
+	return 0;
+}
+
 static int membership(struct cn_sock *s, uint32_t group, int join)
 {
 	int opt = join ? NETLINK_ADD_MEMBERSHIP : NETLINK_DROP_MEMBERSHIP;
@@ -229,6 +263,16 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 
 	if (!s || group == 0)
 		return cn_fail(EINVAL);
+	/* The kernel reports groups 1..32 as a bit in nl_groups and any
+	 * other as 0, like a unicast: a group above 32 needs the group
+	 * number of NETLINK_PKTINFO (turned on first, so that no message of
+	 * the group comes without it). */
+	if (join && group > 32) {
+		int r = cn__pktinfo_on(s);
+
+		if (r < 0)
+			return cn_fail(-r);
+	}
 	/* Groups are numbers: this is NETLINK_ADD_MEMBERSHIP, never a bind mask.
 	 * Called on the fd directly: libnl's membership calls take int and
 	 * report -NLE_* codes, which would lose errno. */

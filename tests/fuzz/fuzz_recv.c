@@ -8,10 +8,15 @@
  * sends succeed without reaching the kernel, and its clock runs 1 ms
  * faster on every reading (so request timeouts expire at once). Input: records of
  *   u16 length (little-endian), u8 sender port (0: the kernel), u8 flags
- *   (bit 0: report MSG_TRUNC), then `length` datagram bytes.
+ *   (bit 0: report MSG_TRUNC; for a receive with a control buffer, i.e. a
+ *   socket with NETLINK_PKTINFO on: bit 1 set, no cmsg (MSG_CTRUNC), else a
+ *   NETLINK_PKTINFO cmsg with group (flags >> 2) * 37), then `length`
+ *   datagram bytes.
  * Each input is read through cn_recv, then again through cn_recv_batch +
  * cn_proc_handle, then through cn_proc_recv (its fast path), then while cn_request and cn_async_complete wait for
- * replies (so messages are kept in the backlog and popped again).
+ * replies (so messages are kept in the backlog and popped again), then
+ * through cn_recv, cn_recv_batch and cn_proc_recv of a socket with
+ * CN_OPEN_PKTINFO (recvmsg/recvmmsg with control data).
  */
 #include <errno.h>
 #include <poll.h>
@@ -67,6 +72,22 @@ static int next_record(struct msghdr *mh, unsigned int *len)
 		mh->msg_namelen = sizeof(*from);
 	}
 	mh->msg_flags = (flags & 1) || copy < dlen ? MSG_TRUNC : 0;
+	if (mh->msg_control) {
+		/* NETLINK_PKTINFO on: the kernel's cmsg, or none (cut short). */
+		struct cmsghdr *c = CMSG_FIRSTHDR(mh);
+		struct nl_pktinfo pi = { .group = (uint32_t)(flags >> 2) * 37 };
+
+		if (!(flags & 2) && c && mh->msg_controllen >= CMSG_SPACE(sizeof(pi))) {
+			c->cmsg_level = SOL_NETLINK;
+			c->cmsg_type = NETLINK_PKTINFO;
+			c->cmsg_len = CMSG_LEN(sizeof(pi));
+			memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+			mh->msg_controllen = CMSG_SPACE(sizeof(pi));
+		} else {
+			mh->msg_controllen = 0;
+			mh->msg_flags |= MSG_CTRUNC;
+		}
+	}
 	*len = (unsigned int)copy;
 	return 1;
 }
@@ -177,7 +198,7 @@ int __wrap_clock_gettime(clockid_t clk, struct timespec *ts)
 	return r;
 }
 
-static struct cn_sock *s, *any;
+static struct cn_sock *s, *any, *pk;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -190,7 +211,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	s = cn_open(NETLINK_CONNECTOR, &o);
 	o.flags = CN_OPEN_ANY_SENDER;
 	any = cn_open(NETLINK_CONNECTOR, &o);
-	if (!s || !any) {
+	o.flags = CN_OPEN_ANY_SENDER | CN_OPEN_PKTINFO;
+	pk = cn_open(NETLINK_CONNECTOR, &o);
+	if (!s || !any || !pk) {
 		perror("fuzz_recv: cn_open(NETLINK_CONNECTOR)");
 		exit(1);
 	}
@@ -298,6 +321,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (r == 0)
 			check(&m);
+	}
+
+	/* A socket reading with control data (NETLINK_PKTINFO): one message
+	 * per call, batches, proc events. */
+	rewind_input();
+	for (int i = 0; i < 4096; i++) {
+		r = cn_recv(pk, &m, CN_RECV_DONTWAIT);
+		if (r == -EAGAIN)
+			break;
+		if (r == 0)
+			check(&m);
+	}
+	rewind_input();
+	for (int i = 0; i < 4096; i++) {
+		r = cn_recv_batch(pk, msgs, 16, CN_RECV_DONTWAIT);
+		if (r == -EAGAIN)
+			break;
+		for (int k = 0; k < r; k++)
+			check(&msgs[k]);
+	}
+	rewind_input();
+	for (int i = 0; i < 4096; i++) {
+		struct cn_proc_event ev;
+
+		r = cn_proc_recv(pk, &ev, CN_RECV_DONTWAIT);
+		if (r == -EAGAIN)
+			break;
 	}
 	return 0;
 }

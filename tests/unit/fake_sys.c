@@ -38,6 +38,7 @@ static int send_err;
 static unsigned send_err_n;
 static fake_send_hook hook;
 static void *hook_arg;
+static int pktinfo_on;
 
 void fake_reset(void)
 {
@@ -48,6 +49,7 @@ void fake_reset(void)
 	send_err_n = 0;
 	hook = NULL;
 	hook_arg = NULL;
+	pktinfo_on = 0;
 	memset(&fake_calls, 0, sizeof(fake_calls));
 }
 
@@ -66,6 +68,7 @@ static struct fake_dgram *slot(struct fake_dgram *q, unsigned *tail, uint32_t po
 	d->len = 0;
 	d->port = port;
 	d->groups = 0;
+	d->group = 0;
 	d->msg_flags = 0;
 	d->err = 0;
 	return d;
@@ -189,8 +192,31 @@ static size_t deliver(const struct fake_dgram *d, struct msghdr *msg)
 		sa.nl_family = AF_NETLINK;
 		sa.nl_pid = d->port;
 		sa.nl_groups = d->groups;
+		if (!sa.nl_groups && d->group >= 1 && d->group <= 32)
+			sa.nl_groups = 1u << (d->group - 1);
 		memcpy(msg->msg_name, &sa, sizeof(sa));
 		msg->msg_namelen = sizeof(sa);
+	}
+	if (msg->msg_control) {
+		/* As the kernel: NETLINK_PKTINFO's cmsg when on, and the
+		 * length of what was stored written back. */
+		size_t used = 0;
+
+		if (pktinfo_on) {
+			struct nl_pktinfo pi = { .group = d->group };
+			struct cmsghdr *c = CMSG_FIRSTHDR(msg);
+
+			if (c && msg->msg_controllen >= CMSG_SPACE(sizeof(pi))) {
+				c->cmsg_level = SOL_NETLINK;
+				c->cmsg_type = NETLINK_PKTINFO;
+				c->cmsg_len = CMSG_LEN(sizeof(pi));
+				memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+				used = CMSG_SPACE(sizeof(pi));
+			} else {
+				msg->msg_flags |= MSG_CTRUNC;
+			}
+		}
+		msg->msg_controllen = used;
 	}
 	return n;
 }
@@ -381,6 +407,17 @@ int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t le
 {
 	if (level == SOL_NETLINK && name == NETLINK_ADD_MEMBERSHIP) {
 		fake_calls.join++;
+		if (len >= sizeof(uint32_t))
+			memcpy(&fake_calls.last_join, val, sizeof(uint32_t));
+		return 0;
+	}
+	if (level == SOL_NETLINK && name == NETLINK_PKTINFO) {
+		int on = 0;
+
+		if (len >= sizeof(on))
+			memcpy(&on, val, sizeof(on));
+		pktinfo_on = on != 0;
+		fake_calls.pktinfo += pktinfo_on;
 		return 0;
 	}
 	if (level == SOL_NETLINK && name == NETLINK_DROP_MEMBERSHIP) {

@@ -16,7 +16,9 @@
  *     "later" datagram into the queue (a reply that arrives while waiting),
  *     else times out at once;
  *   - setsockopt of SOL_NETLINK group membership is recorded and succeeds;
- *     everything else goes to the real call.
+ *     NETLINK_PKTINFO is recorded and makes recvmsg/recvmmsg add the
+ *     kernel's cmsg (struct nl_pktinfo, the datagram's group) when given a
+ *     control buffer; everything else goes to the real call.
  */
 #ifndef FAKE_SYS_H
 #define FAKE_SYS_H
@@ -37,7 +39,10 @@ struct fake_dgram {
 	uint8_t data[FAKE_DGRAM_MAX] __attribute__((aligned(8)));
 	size_t len;
 	uint32_t port;	 /* sender's nl_pid */
-	uint32_t groups; /* nl_groups bit mask */
+	uint32_t groups; /* nl_groups bit mask (0: from `group`, as the kernel) */
+	uint32_t group;	 /* multicast group number (0: unicast): in nl_groups as
+			    a bit for 1..32 only, and in the NETLINK_PKTINFO
+			    cmsg once the socket turned it on */
 	int msg_flags;	 /* extra msg_flags reported (MSG_TRUNC: the datagram is
 			    longer than the buffer; recvfrom with MSG_TRUNC
 			    returns a length beyond it) */
@@ -53,6 +58,8 @@ struct fake_sent {
 
 struct fake_counts {
 	unsigned recvmsg, recvmmsg, recvfrom, sendmsg, sendmmsg, send, poll, join, leave;
+	unsigned pktinfo; /* setsockopt NETLINK_PKTINFO on */
+	uint32_t last_join;
 };
 
 extern struct fake_counts fake_calls;

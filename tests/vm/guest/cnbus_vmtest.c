@@ -322,10 +322,16 @@ static int t_group_two_subscribers(void)
 	CHECK(r == 0, "subscriber a: %d", r);
 	CHECK(got.msg->len == 13 && !strcmp((const char *)got.msg->data, "to the group"),
 	      "a payload");
+	/* Group 0x123 is above 32: the kernel's nl_groups says 0 (as for a
+	 * unicast); libcn reads it from NETLINK_PKTINFO, on since cn_join. */
+	CHECK(got.group == T_IDX, "subscriber a: group %u, want %u", got.group, T_IDX);
 	r = recv_id(b, T_IDX, T_MCAST, 5000, &got);
 	CHECK(r == 0, "subscriber b: %d", r);
 	CHECK(got.msg->len == 13 && !strcmp((const char *)got.msg->data, "to the group"),
 	      "b payload");
+	CHECK(got.group == T_IDX, "subscriber b: group %u, want %u", got.group, T_IDX);
+	/* The request's reply is a unicast: group 0. */
+	CHECK(rep.group == 0, "reply: group %u", rep.group);
 	/* The requester did not join: it must not get the multicast. */
 	r = recv_id(c, T_IDX, T_MCAST, 0, &got);
 	CHECK(r == -ETIMEDOUT, "requester got the multicast: %d", r);

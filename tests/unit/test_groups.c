@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_groups.c - cn_message.group for every group number. The kernel names
+ * the group of a multicast in the sender's address (nl_groups) as a bit for
+ * groups 1..32 only: a message multicast to group 0x123 comes with
+ * nl_groups 0, like a unicast. Joining a group above 32 (or
+ * CN_OPEN_PKTINFO) turns NETLINK_PKTINFO on, and the group is taken from
+ * its cmsg; groups up to 32 keep the recvfrom path (no control data).
+ * fake_sys.c delivers both as the kernel does.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+#include <linux/cn_proc.h>
+
+#include "fake_sys.h"
+
+#define BIG 0x123u /* kmod's test module multicasts to group 0x123 (291) */
+
+static int setup(void **state)
+{
+	*state = fake_open(0, 0);
+	return 0;
+}
+
+static int setup_pktinfo(void **state)
+{
+	*state = fake_open(CN_OPEN_PKTINFO, 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	cn_close(*state);
+	return 0;
+}
+
+static struct cn_sock *sock(void **state)
+{
+	if (!*state)
+		skip(); /* no netlink socket here */
+	return *state;
+}
+
+/* A datagram holding one message (seq) that came through `group`. */
+static struct fake_dgram *dgram(uint32_t group, uint32_t seq)
+{
+	struct fake_dgram *d = fake_dgram(0);
+
+	d->group = group;
+	fake_add_cn(d, BIG, 0x459, seq, 0, "m", 1);
+	return d;
+}
+
+static void expect_group(struct cn_sock *s, uint32_t seq, uint32_t group)
+{
+	struct cn_message m;
+
+	memset(&m, 0xff, sizeof(m));
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(m.msg->seq, seq);
+	assert_int_equal(m.group, group);
+}
+
+static void small_groups_keep_recvfrom(void **state)
+{
+	struct cn_sock *s = sock(state);
+
+	assert_int_equal(cn_join(s, 5), 0);
+	assert_int_equal(cn_join(s, 32), 0);
+	assert_int_equal(fake_calls.pktinfo, 0);
+	dgram(5, 1);
+	dgram(32, 2);
+	dgram(0, 3);
+	expect_group(s, 1, 5);
+	expect_group(s, 2, 32);
+	expect_group(s, 3, 0);
+	assert_int_equal(fake_calls.recvmsg, 0);
+	assert_int_equal(fake_calls.recvfrom, 3);
+}
+
+static void group_above_32_reported_after_join(void **state)
+{
+	struct cn_sock *s = sock(state);
+
+	/* Before: indistinguishable from a unicast (the kernel's nl_groups). */
+	dgram(BIG, 1);
+	expect_group(s, 1, 0);
+
+	assert_int_equal(cn_join(s, BIG), 0);
+	assert_int_equal(fake_calls.last_join, BIG);
+	assert_int_equal(fake_calls.pktinfo, 1);
+	assert_int_equal(cn_join(s, BIG + 1), 0);
+	assert_int_equal(fake_calls.pktinfo, 1); /* turned on once */
+	dgram(BIG, 2);
+	dgram(0, 3);
+	dgram(5, 4);
+	dgram(33, 5);
+	expect_group(s, 2, BIG);
+	expect_group(s, 3, 0);
+	expect_group(s, 4, 5);
+	expect_group(s, 5, 33);
+	assert_int_equal(cn_recv(s, &(struct cn_message){ 0 }, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
+static void batch_reports_groups(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_message m[8];
+
+	assert_int_equal(cn_join(s, BIG), 0);
+	for (int round = 0; round < 2; round++) {
+		dgram(BIG, 1);
+		dgram(0, 2);
+		dgram(7, 3);
+		dgram(BIG + 5, 4);
+		assert_int_equal(cn_recv_batch(s, m, 8, CN_RECV_DONTWAIT), 4);
+		assert_int_equal(m[0].group, BIG);
+		assert_int_equal(m[1].group, 0);
+		assert_int_equal(m[2].group, 7);
+		assert_int_equal(m[3].group, BIG + 5);
+	}
+	assert_int_equal(fake_calls.recvmmsg, 2);
+}
+
+static void open_flag_turns_pktinfo_on(void **state)
+{
+	struct cn_sock *s = sock(state);
+
+	assert_int_equal(fake_calls.pktinfo, 1);
+	dgram(BIG, 1);
+	dgram(1, 2);
+	expect_group(s, 1, BIG);
+	expect_group(s, 2, 1);
+}
+
+/* A datagram read before the join, partly walked: its other messages keep
+ * the group nl_groups gave them. */
+static void pending_datagram_keeps_its_group(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct fake_dgram *d = dgram(5, 1);
+
+	fake_add_cn(d, BIG, 0x459, 2, 0, "n", 1);
+	expect_group(s, 1, 5);
+	assert_int_equal(cn_join(s, BIG), 0);
+	expect_group(s, 2, 5);
+}
+
+/* Messages kept during cn_request keep their group. */
+static void respond(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	dgram(BIG, 77);
+	fake_add_cn(fake_dgram(0), req->id.idx, req->id.val, req->seq, req->ack + 1, NULL, 0);
+}
+
+static void request_keeps_group(void **state)
+{
+	struct cn_sock *s = sock(state);
+	union {
+		struct cn_msg m;
+		uint8_t b[CN_MSG_SIZE(4)];
+	} u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x200, 1, "req", 4);
+	struct cn_message rep;
+
+	assert_int_equal(cn_join(s, BIG), 0);
+	fake_on_send(respond, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &rep), 0);
+	assert_int_equal(rep.group, 0);
+	expect_group(s, 77, BIG);
+}
+
+/* cn_proc_recv's fast path reads with the control data too: a datagram it
+ * leaves to the generic path keeps the group of its other messages. */
+static void proc_fallback_keeps_group(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct proc_event pe;
+	struct cn_proc_event ev;
+	struct fake_dgram *d;
+
+	assert_int_equal(cn_join(s, BIG), 0);
+	memset(&pe, 0, sizeof(pe));
+	pe.what = PROC_EVENT_FORK;
+	pe.event_data.fork.child_pid = 42;
+	/* a lone proc event: the fast path */
+	d = fake_dgram(0);
+	d->group = CN_IDX_PROC;
+	fake_add_cn(d, CN_IDX_PROC, CN_VAL_PROC, 1, 0, &pe, sizeof(pe));
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.pid, 42);
+	/* a proc event and another message in one datagram: the generic path */
+	d = fake_dgram(0);
+	d->group = BIG;
+	fake_add_cn(d, CN_IDX_PROC, CN_VAL_PROC, 2, 0, &pe, sizeof(pe));
+	fake_add_cn(d, BIG, 0x459, 9, 0, "x", 1);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.pid, 42);
+	expect_group(s, 9, BIG);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(small_groups_keep_recvfrom),
+		T(group_above_32_reported_after_join),
+		T(batch_reports_groups),
+		cmocka_unit_test_setup_teardown(open_flag_turns_pktinfo_on, setup_pktinfo,
+						teardown),
+		T(pending_datagram_keeps_its_group),
+		T(request_keeps_group),
+		T(proc_fallback_keeps_group),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
