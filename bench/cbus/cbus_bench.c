@@ -171,8 +171,8 @@ static int run_bench(const char *tag, struct cn_sock *c, struct rx *rx, uint32_t
 	wait_rx(rx, &rx->bench, rx0 + dn + in - derr - ierr);
 	printf("BENCH %s-total batch=%u len=%u cpus=%u direct_n=%" PRIu64 " direct_ns=%" PRIu64
 	       " direct_err=%" PRIu64 " insert_n=%" PRIu64 " insert_ns=%" PRIu64
-	       " insert_err=%" PRIu64 " drain_n=%" PRIu64 " drain_ns=%" PRIu64
-	       " received=%" PRIu64 " overruns=%" PRIu64 " wall_s=%.2f\n",
+	       " insert_err=%" PRIu64 " drain_n=%" PRIu64 " drain_ns=%" PRIu64 " received=%" PRIu64
+	       " overruns=%" PRIu64 " wall_s=%.2f\n",
 	       tag, res.batch, res.len, res.cpus, dn, dns, derr, in, ins, ierr, drn, drns,
 	       rx->bench - rx0, rx->overruns, now_s() - t0);
 	return 0;
@@ -210,12 +210,11 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 	direct = k1.sent_direct - k0.sent_direct;
 	dropped = k1.dropped - k0.dropped;
 	wait_rx(rx, &rx->burst, rx0 + sent + direct);
-	printf("BENCH burst ctx=%s per_cpu=%u cpus=%u qlen=%u inserted=%" PRIu64
-	       " refused=%" PRIu64 " sent=%" PRIu64 " sent_direct=%" PRIu64 " dropped=%" PRIu64
-	       " received=%" PRIu64 " overruns=%" PRIu64 " wall_s=%.2f\n",
-	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, ins,
-	       res.refused, sent, direct, dropped, rx->burst - rx0, rx->overruns - ov0,
-	       now_s() - t0);
+	printf("BENCH burst ctx=%s per_cpu=%u cpus=%u qlen=%u inserted=%" PRIu64 " refused=%" PRIu64
+	       " sent=%" PRIu64 " sent_direct=%" PRIu64 " dropped=%" PRIu64 " received=%" PRIu64
+	       " overruns=%" PRIu64 " wall_s=%.2f\n",
+	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, ins, res.refused,
+	       sent, direct, dropped, rx->burst - rx0, rx->overruns - ov0, now_s() - t0);
 	return 0;
 }
 

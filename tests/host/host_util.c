@@ -49,7 +49,8 @@ void host_require_proc_connector(void)
  * child's exit status, which the tests assert, by 1. Leaks inside libcn (what
  * cn_close() fails to free) are still reported in the parent.
  */
-struct cn_sock *host_recent_sockets[16]; /* not static: a write-only static would be optimised away */
+struct cn_sock
+    *host_recent_sockets[16]; /* not static: a write-only static would be optimised away */
 static unsigned int recent_next;
 
 struct cn_sock *host_open(int rcvbuf)
