@@ -53,23 +53,21 @@ static void on_signal(int sig)
 
 static int send_op(int fd, uint32_t op, uint32_t ack)
 {
-	struct {
-		struct nlmsghdr nl;
-		struct cn_msg cn;
-		uint32_t op;
-	} __attribute__((packed)) req;
+	/* nlmsghdr + cn_msg + op, built in place (cn_msg ends in a flexible array). */
+	uint32_t words[(NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(op)) / 4] = { 0 };
+	struct nlmsghdr *nl = (struct nlmsghdr *)words;
+	struct cn_msg *cn = NLMSG_DATA(nl);
 	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
 
-	memset(&req, 0, sizeof(req));
-	req.nl.nlmsg_len = sizeof(req);
-	req.nl.nlmsg_type = NLMSG_DONE;
-	req.cn.id.idx = CN_IDX_PROC;
-	req.cn.id.val = CN_VAL_PROC;
-	req.cn.seq = 1;
-	req.cn.ack = ack;
-	req.cn.len = sizeof(op);
-	req.op = op;
-	if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+	nl->nlmsg_len = sizeof(words);
+	nl->nlmsg_type = NLMSG_DONE;
+	cn->id.idx = CN_IDX_PROC;
+	cn->id.val = CN_VAL_PROC;
+	cn->seq = 1;
+	cn->ack = ack;
+	cn->len = sizeof(op);
+	memcpy(cn->data, &op, sizeof(op));
+	if (sendto(fd, words, sizeof(words), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
 		return -errno;
 	return 0;
 }

@@ -66,7 +66,7 @@ static unsigned int echo_n = 5000;
 		}                                                                                  \
 	} while (0)
 
-static void info(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) static void info(const char *fmt, ...)
 {
 	va_list ap;
 
