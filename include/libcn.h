@@ -243,7 +243,10 @@ CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
 
 /*
  * Send `req` (as cn_send with `flags`) and wait up to `timeout_ms`
- * milliseconds (< 0: forever) for its reply under `policy`.
+ * milliseconds (< 0: forever) for its reply under `policy`. The time counts
+ * from the moment nothing more is queued: messages already waiting on the
+ * socket (and the handler's time for each) come first, so a call can last
+ * that long plus `timeout_ms`.
  * Messages that arrive meanwhile are not lost: they go to the handler (see
  * cn_set_handler) or are kept for the next cn_recv (up to opts.backlog bytes;
  * beyond it they are counted in kept_lost and the next cn_recv returns
@@ -459,8 +462,10 @@ struct cn_proc_stats {
 	 * receive path of the socket (cn_proc_recv, cn_recv, cn_recv_batch,
 	 * cn_request, cn_async_complete): socket overruns (ENOBUFS or
 	 * NLMSG_OVERRUN, as cn_stats.overruns) and overflows of the request
-	 * backlog (one per -ENOBUFS it causes). Each is reported once as
-	 * -ENOBUFS by a receive call. */
+	 * backlog (one per -ENOBUFS it causes). Each is reported as -ENOBUFS
+	 * by a receive call; losses met before that report is made (e.g. a
+	 * backlog overflow and a socket overrun during one cn_request) share
+	 * it, so overruns may exceed the -ENOBUFS returns. */
 	uint64_t overruns;
 };
 

@@ -30,7 +30,9 @@ struct cn_proc_input {
 /* The event types proper, without the NONZERO_EXIT qualifier. */
 #define PROC_TYPES (CN_PROC_ALL & ~(uint32_t)CN_PROC_NONZERO_EXIT)
 
-/* Process-wide result of the filter probe: -1 unknown, 0 no, 1 yes. */
+/* Process-wide result of the filter probe: -1 unknown, 0 no, 1 yes.
+ * Sockets used from different threads may probe at once: the value is
+ * read and written atomically (relaxed: every probe finds the same). */
 static int kernel_filters = -1;
 
 static const struct {
@@ -486,8 +488,9 @@ int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms)
 
 	if (!s)
 		return cn_fail(EINVAL);
-	if (kernel_filters >= 0)
-		return kernel_filters;
+	r = __atomic_load_n(&kernel_filters, __ATOMIC_RELAXED);
+	if (r >= 0)
+		return r;
 	if (timeout_ms <= 0)
 		timeout_ms = PROC_MSG_TIMEOUT_DEFAULT;
 	r = cn_join(s, CN_IDX_PROC);
@@ -501,12 +504,12 @@ int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms)
 		r = listen_all(s, 0, timeout_ms);
 		if (r < 0)
 			return r;
-		kernel_filters = 0;
+		__atomic_store_n(&kernel_filters, 0, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (r < 0)
 		return r;
-	kernel_filters = 1;
+	__atomic_store_n(&kernel_filters, 1, __ATOMIC_RELAXED);
 	return 1;
 }
 

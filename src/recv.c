@@ -231,7 +231,11 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 		if (r < 0) {
 			if (n == 0)
 				return cn_fail(-r);
-			s->backlog.lost = 1; /* report it on the next call */
+			/* Put it back where it came from: the next call reports it. */
+			if (r == -ENOBUFS)
+				s->backlog.lost = 1;
+			else
+				s->backlog.err = r;
 			return (int)n;
 		}
 		n++;

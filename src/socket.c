@@ -237,10 +237,17 @@ int cn__pktinfo_on(struct cn_sock *s)
 	if (s->pktinfo)
 		return 0;
 	if (!s->ctrl) {
-		s->ctrl = calloc(s->nslots, CN_CTRL_SIZE);
-		s->groups = calloc(s->nslots, sizeof(*s->groups));
-		if (!s->ctrl || !s->groups)
+		/* Both or neither: the receive paths use them together. */
+		uint8_t *ctrl = calloc(s->nslots, CN_CTRL_SIZE);
+		uint32_t *groups = calloc(s->nslots, sizeof(*groups));
+
+		if (!ctrl || !groups) {
+			free(ctrl);
+			free(groups);
 			return -ENOMEM;
+		}
+		s->ctrl = ctrl;
+		s->groups = groups;
 		for (uint32_t i = 0; i < s->nslots; i++) {
 			s->mmsg[i].msg_hdr.msg_control = s->ctrl + (size_t)i * CN_CTRL_SIZE;
 			s->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
@@ -256,6 +263,17 @@ int cn__pktinfo_on(struct cn_sock *s)
 	return 0;
 }
 
+/* Undo cn__pktinfo_on after a failed join (its buffers stay for a later
+ * one). Datagrams already read are of groups 1..32 or unicast, which
+ * nl_groups reports as well as the cmsg did. */
+static void pktinfo_off(struct cn_sock *s)
+{
+	int zero = 0;
+
+	if (setsockopt(s->fd, SOL_NETLINK, NETLINK_PKTINFO, &zero, sizeof(zero)) == 0)
+		s->pktinfo = 0;
+}
+
 static int membership(struct cn_sock *s, uint32_t group, int join)
 {
 	int opt = join ? NETLINK_ADD_MEMBERSHIP : NETLINK_DROP_MEMBERSHIP;
@@ -267,7 +285,9 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 	 * other as 0, like a unicast: a group above 32 needs the group
 	 * number of NETLINK_PKTINFO (turned on first, so that no message of
 	 * the group comes without it). */
-	if (join && group > 32) {
+	int turned_on = join && group > 32 && !s->pktinfo;
+
+	if (turned_on) {
 		int r = cn__pktinfo_on(s);
 
 		if (r < 0)
@@ -276,8 +296,15 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 	/* Groups are numbers: this is NETLINK_ADD_MEMBERSHIP, never a bind mask.
 	 * Called on the fd directly: libnl's membership calls take int and
 	 * report -NLE_* codes, which would lose errno. */
-	if (setsockopt(s->fd, SOL_NETLINK, opt, &g, sizeof(g)) < 0)
-		return cn_fail(errno);
+	if (setsockopt(s->fd, SOL_NETLINK, opt, &g, sizeof(g)) < 0) {
+		int err = errno;
+
+		/* A group the unit does not have: leave the receive paths as
+		 * they were (PKTINFO off keeps cn_proc_recv's fast path). */
+		if (turned_on)
+			pktinfo_off(s);
+		return cn_fail(err);
+	}
 	return 0;
 }
 

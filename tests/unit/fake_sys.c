@@ -39,6 +39,8 @@ static unsigned send_err_n;
 static fake_send_hook hook;
 static void *hook_arg;
 static int pktinfo_on;
+static int join_err;
+static unsigned calloc_fail_in;
 
 void fake_reset(void)
 {
@@ -50,6 +52,8 @@ void fake_reset(void)
 	hook = NULL;
 	hook_arg = NULL;
 	pktinfo_on = 0;
+	join_err = 0;
+	calloc_fail_in = 0;
 	memset(&fake_calls, 0, sizeof(fake_calls));
 }
 
@@ -409,6 +413,11 @@ int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		fake_calls.join++;
 		if (len >= sizeof(uint32_t))
 			memcpy(&fake_calls.last_join, val, sizeof(uint32_t));
+		if (join_err) {
+			errno = join_err;
+			join_err = 0;
+			return -1;
+		}
 		return 0;
 	}
 	if (level == SOL_NETLINK && name == NETLINK_PKTINFO) {
@@ -418,6 +427,7 @@ int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t le
 			memcpy(&on, val, sizeof(on));
 		pktinfo_on = on != 0;
 		fake_calls.pktinfo += pktinfo_on;
+		fake_calls.pktinfo_off += !pktinfo_on;
 		return 0;
 	}
 	if (level == SOL_NETLINK && name == NETLINK_DROP_MEMBERSHIP) {
@@ -425,6 +435,28 @@ int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		return 0;
 	}
 	return __real_setsockopt(fd, level, name, val, len);
+}
+
+void fake_join_fail(int err)
+{
+	join_err = err;
+}
+
+void fake_calloc_fail(unsigned nth)
+{
+	calloc_fail_in = nth;
+}
+
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	if (calloc_fail_in && --calloc_fail_in == 0) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __real_calloc(n, size);
 }
 
 struct cn_sock *fake_open(uint32_t flags, uint32_t backlog)

@@ -3,7 +3,8 @@
  * fake_sys.h - fake send/receive system calls for libcn unit tests.
  *
  * Tests linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=recvfrom,
- * --wrap=sendmsg,--wrap=sendmmsg,--wrap=send,--wrap=poll,--wrap=setsockopt
+ * --wrap=sendmsg,--wrap=sendmmsg,--wrap=send,--wrap=poll,--wrap=setsockopt,
+ * --wrap=calloc
  * see libcn's calls land here:
  *   - recvmsg/recvmmsg/recvfrom pop datagrams (or errors) queued with
  *     fake_dgram() / fake_error(); an empty queue gives EAGAIN (a test never
@@ -58,7 +59,8 @@ struct fake_sent {
 
 struct fake_counts {
 	unsigned recvmsg, recvmmsg, recvfrom, sendmsg, sendmmsg, send, poll, join, leave;
-	unsigned pktinfo; /* setsockopt NETLINK_PKTINFO on */
+	unsigned pktinfo;     /* setsockopt NETLINK_PKTINFO on */
+	unsigned pktinfo_off; /* setsockopt NETLINK_PKTINFO off */
 	uint32_t last_join;
 };
 
@@ -101,6 +103,13 @@ void fake_sendmmsg_limit(unsigned n);
  * it carried. */
 typedef void (*fake_send_hook)(const struct cn_msg *sent, uint32_t dst_port, void *arg);
 void fake_on_send(fake_send_hook fn, void *arg);
+
+/* Make the next NETLINK_ADD_MEMBERSHIP fail with errno err (a group the
+ * unit does not have: EINVAL). */
+void fake_join_fail(int err);
+/* Make the nth calloc from now (1: the next) return NULL with ENOMEM
+ * (calloc is wrapped too: --wrap=calloc). */
+void fake_calloc_fail(unsigned nth);
 
 /* Open a socket on NETLINK_CONNECTOR with the given flags and backlog
  * (0: default). Returns NULL (and the test should skip) if the machine has

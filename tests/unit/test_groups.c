@@ -206,6 +206,54 @@ static void proc_fallback_keeps_group(void **state)
 	expect_group(s, 9, BIG);
 }
 
+/* Either buffer of NETLINK_PKTINFO failing to allocate: -ENOMEM, nothing
+ * half set up (a later join works and reports groups). */
+static void pktinfo_alloc_failure_leaves_socket_usable(void **state)
+{
+	struct cn_sock *s = sock(state);
+
+	for (unsigned nth = 1; nth <= 2; nth++) {
+		fake_calloc_fail(nth);
+		assert_int_equal(cn_join(s, BIG), -ENOMEM);
+		assert_int_equal(fake_calls.pktinfo, 0);
+		dgram(BIG, nth);
+		expect_group(s, nth, 0); /* as before the join: nl_groups only */
+	}
+	assert_int_equal(cn_join(s, BIG), 0);
+	assert_int_equal(fake_calls.pktinfo, 1);
+	dgram(BIG, 3);
+	expect_group(s, 3, BIG);
+}
+
+/* A group the unit does not have: the join fails and PKTINFO, turned on
+ * for it, is turned off again (single receives stay on recvfrom). */
+static void failed_join_turns_pktinfo_off(void **state)
+{
+	struct cn_sock *s = sock(state);
+
+	fake_join_fail(EINVAL);
+	assert_int_equal(cn_join(s, 33), -EINVAL);
+	assert_int_equal(fake_calls.pktinfo, 1);
+	assert_int_equal(fake_calls.pktinfo_off, 1);
+	dgram(5, 1);
+	expect_group(s, 1, 5);
+	assert_int_equal(fake_calls.recvmsg, 0);
+	assert_int_equal(fake_calls.recvfrom, 1);
+}
+
+/* With CN_OPEN_PKTINFO a failed join leaves PKTINFO on: it was not the
+ * join's to turn off. */
+static void failed_join_keeps_open_flag(void **state)
+{
+	struct cn_sock *s = sock(state);
+
+	fake_join_fail(EINVAL);
+	assert_int_equal(cn_join(s, 33), -EINVAL);
+	assert_int_equal(fake_calls.pktinfo_off, 0);
+	dgram(BIG, 1);
+	expect_group(s, 1, BIG);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -218,6 +266,10 @@ int main(void)
 		T(pending_datagram_keeps_its_group),
 		T(request_keeps_group),
 		T(proc_fallback_keeps_group),
+		T(pktinfo_alloc_failure_leaves_socket_usable),
+		T(failed_join_turns_pktinfo_off),
+		cmocka_unit_test_setup_teardown(failed_join_keeps_open_flag, setup_pktinfo,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -510,6 +510,33 @@ static void request_bad_args(void **state)
 	assert_int_equal(cn_pending(NULL), 0);
 }
 
+/* A kernel error kept by cn_request behind a message (NLMSG_ERROR after it
+ * in a datagram already read) comes out of cn_recv_batch as that error,
+ * after the message: not as an overrun. */
+static void kept_error_via_batch_is_not_an_overrun(void **state)
+{
+	struct cn_sock *s = sock(state);
+	union buf u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	struct cn_message reply, out[4];
+	struct fake_dgram *d = fake_dgram(0);
+
+	add_unrelated(d, 0);
+	add_unrelated(d, 1);
+	fake_add_nlerr(d, -EPERM);
+	assert_int_equal(cn_recv_batch(s, out, 1, CN_RECV_DONTWAIT), 1);
+	expect_unrelated(&out[0], 0);
+	fake_on_send(respond_simple, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 1);
+	expect_unrelated(&out[0], 1);
+	errno = 0;
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EPERM);
+	assert_int_equal(errno, EPERM);
+	assert_int_equal(stats(s).overruns, 0);
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -526,6 +553,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(backlog_overflow, setup_small, teardown),
 		cmocka_unit_test_setup_teardown(backlog_overflow_batch, setup_small, teardown),
 		T(request_overrun_while_saving),
+		T(kept_error_via_batch_is_not_an_overrun),
 		T(request_after_whole_datagram_reads_once),
 		T(request_bad_args),
 	};
