@@ -37,22 +37,21 @@ static struct cn_sock *open_flags(uint32_t flags)
  * groups in bit mask `groups`. */
 static void raw_send(int fd, uint32_t port, uint32_t groups, uint32_t seq)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct cn_msg m;
-		char data[4];
-	} __attribute__((packed)) pkt;
+	/* nlmsghdr + cn_msg + 4 bytes, built in place (cn_msg ends in a
+	 * flexible array member, so it cannot sit inside a struct). */
+	uint32_t pkt[(NLMSG_HDRLEN + sizeof(struct cn_msg) + 4) / 4] = { 0 };
+	struct nlmsghdr *nlh = (struct nlmsghdr *)pkt;
+	struct cn_msg *m = NLMSG_DATA(nlh);
 	struct sockaddr_nl to = { .nl_family = AF_NETLINK, .nl_pid = port, .nl_groups = groups };
 
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.nlh.nlmsg_len = sizeof(pkt);
-	pkt.nlh.nlmsg_type = NLMSG_DONE;
-	pkt.m.id.idx = TEST_IDX;
-	pkt.m.id.val = 1;
-	pkt.m.seq = seq;
-	pkt.m.len = sizeof(pkt.data);
-	memcpy(pkt.data, "grp", 4);
-	assert_int_equal(sendto(fd, &pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)),
+	nlh->nlmsg_len = sizeof(pkt);
+	nlh->nlmsg_type = NLMSG_DONE;
+	m->id.idx = TEST_IDX;
+	m->id.val = 1;
+	m->seq = seq;
+	m->len = 4;
+	memcpy(m->data, "grp", 4);
+	assert_int_equal(sendto(fd, pkt, sizeof(pkt), 0, (struct sockaddr *)&to, sizeof(to)),
 			 (ssize_t)sizeof(pkt));
 }
 
