@@ -283,9 +283,12 @@ CN_EXPORT int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_ma
 /*
  * Send n requests (genealogy as cn_send with `flags`) with as few system
  * calls as possible (sendmmsg), recording each as in flight with its
- * cookie (cookies may be NULL: the index in reqs is used). Sends no more
- * than the free capacity. Returns the number sent (>= 1), or -EBUSY when
- * the table is full, -EINVAL (no cn_async_init), -EMSGSIZE, -EAGAIN, ...
+ * cookie (cookies may be NULL: the index in reqs is used). An ack it
+ * generates is random above its low bits: the low bits of ack + 1 name the
+ * request's entry (as many bits as capacity - 1 needs), so that its reply
+ * is found without a search. Sends no more than the free capacity.
+ * Returns the number sent (>= 1), or -EBUSY when the table is full,
+ * -EINVAL (no cn_async_init), -EMSGSIZE, -EAGAIN, ...
  */
 CN_EXPORT int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t *cookies,
 			    unsigned int n, unsigned int flags);

@@ -99,66 +99,7 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 
 int cn__walk(struct cn_sock *s, struct cn_message *out)
 {
-	while (s->rx.next < s->rx.count) {
-		uint32_t i = s->rx.next;
-		const struct msghdr *h = &s->mmsg[i].msg_hdr;
-		const struct sockaddr_nl *from = &s->addrs[i];
-		const struct cn_msg *m;
-		int r;
-
-		if (s->rx.offset == 0) {
-			if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
-				/* Not from the kernel: a local process may be spoofing. */
-				s->st.foreign++;
-				s->rx.next++;
-				continue;
-			}
-			if (h->msg_flags & MSG_TRUNC) {
-				s->st.malformed++;
-				s->rx.next++;
-				return -EMSGSIZE;
-			}
-		}
-		r = cn__parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
-		if (r == 0) {
-			s->rx.next++;
-			s->rx.offset = 0;
-			continue;
-		}
-		if (r == -ENODATA)
-			continue;
-		if (r == -EBADMSG) {
-			s->st.malformed++;
-			s->rx.next++;
-			s->rx.offset = 0;
-			return r;
-		}
-		if (r == -ENOBUFS)
-			cn__count_overrun(s);
-		if (r < 0) {
-			out->msg = NULL;
-			out->port = from->nl_pid;
-			out->group = 0;
-			return r;
-		}
-		out->msg = m;
-		out->port = from->nl_pid;
-		/* nl_groups carries the group as a bit for groups 1..32 only
-		 * (0 for a unicast and for any group above 32): with a group
-		 * above 32 joined, the NETLINK_PKTINFO cmsg tells. */
-		out->group = s->pktinfo ? s->groups[i] : (uint32_t)ffs((int)from->nl_groups);
-		s->st.messages++;
-		if (s->rx.offset >= s->mmsg[i].msg_len) {
-			/* The datagram's last message: move on now rather than
-			 * in a second walk, so that nothing looks pending (a
-			 * cn_request would otherwise make an extra recvmsg that
-			 * returns EAGAIN, every time). */
-			s->rx.next++;
-			s->rx.offset = 0;
-		}
-		return 1;
-	}
-	return 0;
+	return cn__walk_inline(s, out);
 }
 
 int cn__take_deferred(struct cn_sock *s)

@@ -422,6 +422,144 @@ static void replies_and_expiry_mixed(void **state)
 	assert_int_equal(cn_async_inflight(s), 0);
 }
 
+/* Reply to reqs[i] as it was sent, with `ack` as the reply's ack. */
+static void reply_req(unsigned i, uint32_t ack, uint32_t seq_delta)
+{
+	fake_add_cn(fake_dgram(0), reqs[i]->id.idx, reqs[i]->id.val, reqs[i]->seq + seq_delta, ack,
+		    &i, sizeof(i));
+}
+
+/* Acks that cn_async_send generates name their entry (the reply's ack
+ * carries the entry's index in its low bits), and acks the caller keeps go
+ * through the index: both kinds in flight at once, even with the same
+ * reply ack, each matched by its whole genealogy; a reply naming an entry
+ * with other high bits, another seq or another id is kept; both kinds time
+ * out and are rolled back when a send falls short. */
+static void generated_and_kept_acks_mixed(void **state)
+{
+	struct cn_sock *s = sock(state);
+	struct cn_completion c[16];
+	struct cn_message m;
+	unsigned seen = 0;
+	int n;
+
+	make_reqs(16);
+	assert_int_equal(cn_async_init(s, 8, CN_MATCH_STRICT, 30), 0);
+	assert_int_equal(cn_async_send(s, reqs, NULL, 4, 0), 4);
+	for (unsigned i = 0; i < 4; i++) {
+		unsigned low = (reqs[i]->ack + 1) & 7;
+
+		assert_int_equal(seen & (1u << low), 0);
+		seen |= 1u << low;
+	}
+	/* Kept acks: request 4 expects exactly request 0's reply ack, request
+	 * 5 one naming request 1's entry with other high bits. */
+	reqs[4]->ack = reqs[0]->ack;
+	reqs[5]->ack = reqs[1]->ack ^ 0x10000u;
+	{
+		const uint64_t ck[2] = { 4, 5 };
+
+		assert_int_equal(cn_async_send(s, reqs + 4, ck, 2, CN_SEND_KEEP_ACK), 2);
+	}
+	assert_int_equal(cn_async_inflight(s), 6);
+
+	reply_req(1, (reqs[1]->ack + 1) ^ 0x100u, 0); /* other high bits: kept */
+	reply_req(2, reqs[2]->ack + 1, 1);	      /* another seq: kept */
+	fake_add_cn(fake_dgram(0), 0x999, 0x456, reqs[3]->seq, reqs[3]->ack + 1, "x", 1); /* id */
+	reply_req(4, reqs[4]->ack + 1, 0); /* the kept ack equal to request 0's */
+	reply_req(0, reqs[0]->ack + 1, 0);
+	reply_req(5, reqs[5]->ack + 1, 0);
+	reply_req(1, reqs[1]->ack + 1, 0);
+	n = 0;
+	while (n < 4) {
+		int r = cn_async_complete(s, c + n, 16 - (unsigned)n, 1000);
+
+		assert_true(r > 0);
+		n += r;
+	}
+	assert_int_equal(n, 4);
+	assert_int_equal(c[0].cookie, 4);
+	assert_int_equal(c[0].reply.msg->seq, reqs[4]->seq);
+	assert_int_equal(c[1].cookie, 0);
+	assert_int_equal(c[1].reply.msg->seq, reqs[0]->seq);
+	assert_int_equal(c[2].cookie, 5);
+	assert_int_equal(c[3].cookie, 1);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(c[i].status, 0);
+	assert_int_equal(cn_async_inflight(s), 2);
+
+	/* Requests 2 and 3 (generated acks) time out; so does a kept one. */
+	reqs[6]->ack = 0x77777777u;
+	{
+		const uint64_t ck = 6;
+
+		assert_int_equal(cn_async_send(s, reqs + 6, &ck, 1, CN_SEND_KEEP_ACK), 1);
+	}
+	n = 0;
+	while (n < 3) {
+		int r = cn_async_complete(s, c + n, 16 - (unsigned)n, 5000);
+
+		assert_true(r > 0);
+		n += r;
+	}
+	assert_int_equal(n, 3);
+	{
+		unsigned got = 0;
+
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(c[i].status, -ETIMEDOUT);
+			got |= 1u << c[i].cookie;
+		}
+		assert_int_equal(got, (1u << 2) | (1u << 3) | (1u << 6));
+	}
+	assert_int_equal(cn_async_inflight(s), 0);
+
+	/* A short send rolls back both kinds: two of four go out. */
+	reqs[9]->ack = 0x1234u;
+	reqs[11]->ack = 0x5678u;
+	fake_sendmmsg_limit(2);
+	assert_int_equal(cn_async_send(s, reqs + 8, NULL, 2, 0), 2);
+	assert_int_equal(cn_async_send(s, reqs + 10, NULL, 2, CN_SEND_KEEP_ACK), 2);
+	fake_sendmmsg_limit(1);
+	assert_int_equal(cn_async_send(s, reqs + 12, NULL, 2, 0), 1);
+	reqs[15]->ack = 0x9abcu;
+	assert_int_equal(cn_async_send(s, reqs + 14, NULL, 2, CN_SEND_KEEP_ACK), 1);
+	fake_sendmmsg_limit(0);
+	assert_int_equal(cn_async_inflight(s), 6);
+	reply_req(15, reqs[15]->ack + 1, 0); /* not sent: kept */
+	reply_req(13, reqs[13]->ack + 1, 0); /* not sent: kept */
+	for (unsigned i = 8; i <= 14; i++)
+		if (i != 13)
+			reply_req(i, reqs[i]->ack + 1, 0);
+	n = 0;
+	while (n < 6) {
+		int r = cn_async_complete(s, c + n, 16 - (unsigned)n, 1000);
+
+		assert_true(r > 0);
+		n += r;
+	}
+	assert_int_equal(n, 6);
+	assert_int_equal(cn_async_inflight(s), 0);
+
+	/* Everything not matched was kept, in order. */
+	{
+		static const struct {
+			uint32_t idx, seqreq, seq_delta;
+		} kept[] = { { 0x123, 1, 0 },
+			     { 0x123, 2, 1 },
+			     { 0x999, 3, 0 },
+			     { 0x123, 15, 0 },
+			     { 0x123, 13, 0 } };
+
+		assert_int_equal(cn_pending(s), 5);
+		for (unsigned i = 0; i < 5; i++) {
+			assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+			assert_int_equal(m.msg->id.idx, kept[i].idx);
+			assert_int_equal(m.msg->seq, reqs[kept[i].seqreq]->seq + kept[i].seq_delta);
+		}
+	}
+}
+
 /* cn_async_send: "with as few system calls as possible". Eight requests
  * on a table of capacity eight fit one sendmmsg. */
 static void send_fills_capacity_in_one_syscall(void **state)
@@ -487,6 +625,7 @@ int main(void)
 		T(overrun_while_completing),
 		T(many_in_flight_shuffled),
 		T(replies_and_expiry_mixed),
+		T(generated_and_kept_acks_mixed),
 		T(send_fills_capacity_in_one_syscall),
 		T(bad_args),
 	};
