@@ -244,9 +244,50 @@ static void rewind_input(void)
 	in_off = 0;
 }
 
+/* Read everything the input holds from `sock`, one message per call. */
+static void drain_one(struct cn_sock *sock)
+{
+	struct cn_message m;
+
+	for (int i = 0; i < 4096; i++) {
+		int r = cn_recv(sock, &m, CN_RECV_DONTWAIT);
+
+		if (r == -EAGAIN)
+			break;
+		if (r == 0)
+			check(&m);
+	}
+}
+
+/* The same, in batches. */
+static void drain_batch(struct cn_sock *sock)
+{
+	struct cn_message msgs[16];
+
+	for (int i = 0; i < 4096; i++) {
+		int r = cn_recv_batch(sock, msgs, 16, CN_RECV_DONTWAIT);
+
+		if (r == -EAGAIN)
+			break;
+		for (int k = 0; k < r; k++)
+			check(&msgs[k]);
+	}
+}
+
+/* The same as proc events (a datagram of one proc event is decoded in
+ * place, anything else the generic way). */
+static void drain_proc(struct cn_sock *sock)
+{
+	struct cn_proc_event ev;
+
+	for (int i = 0; i < 4096; i++)
+		if (cn_proc_recv(sock, &ev, CN_RECV_DONTWAIT) == -EAGAIN)
+			break;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct cn_message msgs[16], m;
+	struct cn_message m;
 	union {
 		struct cn_msg m;
 		uint8_t b[CN_MSG_SIZE(4)];
@@ -259,48 +300,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	in = data;
 	in_len = size;
 
-	/* One message per call. */
 	rewind_input();
-	for (int i = 0; i < 4096; i++) {
-		r = cn_recv(s, &m, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-		if (r == 0)
-			check(&m);
-	}
-
-	/* Batches. */
+	drain_one(s);
 	rewind_input();
-	for (int i = 0; i < 4096; i++) {
-		r = cn_recv_batch(s, msgs, 16, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-		for (int k = 0; k < r; k++)
-			check(&msgs[k]);
-	}
-
-	/* Proc events one per call (a datagram of one proc event is decoded
-	 * in place, anything else the generic way). */
+	drain_batch(s);
 	rewind_input();
-	for (int i = 0; i < 4096; i++) {
-		struct cn_proc_event ev;
-
-		r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-	}
+	drain_proc(s);
 
 	/* A request that waits while the input arrives: messages are kept,
 	 * then returned by cn_recv. */
 	rewind_input();
 	(void)cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &m);
-	for (int i = 0; i < 4096; i++) {
-		r = cn_recv(s, &m, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-		if (r == 0)
-			check(&m);
-	}
+	drain_one(s);
 
 	/* Asynchronous requests on a socket that accepts any sender. */
 	rewind_input();
@@ -315,39 +326,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (c[k].status == 0)
 				check(&c[k].reply);
 	}
-	for (int i = 0; i < 4096; i++) {
-		r = cn_recv(any, &m, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-		if (r == 0)
-			check(&m);
-	}
+	drain_one(any);
 
-	/* A socket reading with control data (NETLINK_PKTINFO): one message
-	 * per call, batches, proc events. */
+	/* A socket reading with control data (NETLINK_PKTINFO). */
 	rewind_input();
-	for (int i = 0; i < 4096; i++) {
-		r = cn_recv(pk, &m, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-		if (r == 0)
-			check(&m);
-	}
+	drain_one(pk);
 	rewind_input();
-	for (int i = 0; i < 4096; i++) {
-		r = cn_recv_batch(pk, msgs, 16, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-		for (int k = 0; k < r; k++)
-			check(&msgs[k]);
-	}
+	drain_batch(pk);
 	rewind_input();
-	for (int i = 0; i < 4096; i++) {
-		struct cn_proc_event ev;
-
-		r = cn_proc_recv(pk, &ev, CN_RECV_DONTWAIT);
-		if (r == -EAGAIN)
-			break;
-	}
+	drain_proc(pk);
 	return 0;
 }
