@@ -225,6 +225,24 @@ static size_t deliver(const struct fake_dgram *d, struct msghdr *msg)
 	return n;
 }
 
+/* The next queued datagram for a single-datagram receive, or NULL with
+ * errno set: EAGAIN when the queue is empty, a queued error's errno. */
+static const struct fake_dgram *pop_dgram(void)
+{
+	const struct fake_dgram *d;
+
+	if (q_head == q_tail) {
+		errno = EAGAIN;
+		return NULL;
+	}
+	d = &queue[q_head++];
+	if (d->err) {
+		errno = d->err;
+		return NULL;
+	}
+	return d;
+}
+
 ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags)
 {
 	const struct fake_dgram *d;
@@ -232,16 +250,8 @@ ssize_t __wrap_recvmsg(int fd, struct msghdr *msg, int flags)
 	(void)fd;
 	(void)flags;
 	fake_calls.recvmsg++;
-	if (q_head == q_tail) {
-		errno = EAGAIN;
-		return -1;
-	}
-	d = &queue[q_head++];
-	if (d->err) {
-		errno = d->err;
-		return -1;
-	}
-	return (ssize_t)deliver(d, msg);
+	d = pop_dgram();
+	return d ? (ssize_t)deliver(d, msg) : -1;
 }
 
 ssize_t __wrap_recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *from,
@@ -260,15 +270,9 @@ ssize_t __wrap_recvfrom(int fd, void *buf, size_t len, int flags, struct sockadd
 
 	(void)fd;
 	fake_calls.recvfrom++;
-	if (q_head == q_tail) {
-		errno = EAGAIN;
+	d = pop_dgram();
+	if (!d)
 		return -1;
-	}
-	d = &queue[q_head++];
-	if (d->err) {
-		errno = d->err;
-		return -1;
-	}
 	n = deliver(d, &mh);
 	if (from) {
 		if (!fromlen || *fromlen < sizeof(sa))
