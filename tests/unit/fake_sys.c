@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* fake_sys.c - fake send/receive system calls (see fake_sys.h). */
 #include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
+#include <cmocka.h>
 #include "fake_sys.h"
 
 ssize_t __real_recvmsg(int fd, struct msghdr *msg, int flags);
@@ -473,4 +477,17 @@ struct cn_sock *fake_open(uint32_t flags, uint32_t backlog)
 	o.backlog = backlog;
 	fake_reset();
 	return cn_open(NETLINK_CONNECTOR, &o);
+}
+
+struct cn_sock *fake_sock(void **state)
+{
+	if (!*state)
+		skip(); /* no netlink socket here */
+	return *state;
+}
+
+int fake_teardown(void **state)
+{
+	cn_close(*state);
+	return 0;
 }

@@ -116,6 +116,11 @@ void fake_calloc_fail(unsigned nth);
  * no netlink at all. */
 struct cn_sock *fake_open(uint32_t flags, uint32_t backlog);
 
+/* CMocka fixtures shared by the tests: the socket a setup put in *state
+ * (skips the test when fake_open found no netlink), and its teardown. */
+struct cn_sock *fake_sock(void **state);
+int fake_teardown(void **state);
+
 /* The cn_msg of sent message i (after its nlmsghdr). */
 const struct cn_msg *fake_sent_cn(unsigned i);
 

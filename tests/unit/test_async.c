@@ -23,19 +23,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 #define MAXREQ 1024
 
 static union req {
@@ -66,7 +53,7 @@ static void reply_to(struct fake_dgram *d, unsigned i, int seq_delta)
 
 static void send_batch_one_syscall(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	const uint64_t cookies[3] = { 1000, 2000, 3000 };
 	const struct fake_sent *f;
 
@@ -105,7 +92,7 @@ static void send_batch_one_syscall(void **state)
  * way, and each is matched to its reply. */
 static void send_small_and_large(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	static union {
 		struct cn_msg m;
 		uint8_t b[CN_MSG_SIZE(1000)];
@@ -148,7 +135,7 @@ static void send_small_and_large(void **state)
 
 static void complete_out_of_order_keeps_others(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	const uint64_t cookies[3] = { 1000, 2000, 3000 };
 	struct cn_completion c[8];
 	struct cn_message m;
@@ -202,7 +189,7 @@ static void complete_out_of_order_keeps_others(void **state)
 
 static void ack_only_policy_and_default_cookies(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[4];
 
 	make_reqs(2);
@@ -218,7 +205,7 @@ static void ack_only_policy_and_default_cookies(void **state)
 
 static void timeout_completion(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[4];
 	const uint64_t cookie = 77;
 	struct timespec t0, t1;
@@ -244,7 +231,7 @@ static void timeout_completion(void **state)
 
 static void capacity_and_busy(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[8];
 
 	make_reqs(5);
@@ -267,7 +254,7 @@ static void capacity_and_busy(void **state)
 
 static void partial_and_failed_send(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[8];
 
 	make_reqs(3);
@@ -300,7 +287,7 @@ static void partial_and_failed_send(void **state)
 
 static void overrun_while_completing(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[8];
 
 	make_reqs(1);
@@ -319,7 +306,7 @@ static void overrun_while_completing(void **state)
  * deletions with long probe runs). */
 static void many_in_flight_shuffled(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	static uint64_t cookies[MAXREQ];
 	static unsigned order[MAXREQ];
 	static unsigned char done[MAXREQ];
@@ -381,7 +368,7 @@ static void many_in_flight_shuffled(void **state)
  * cookie completes exactly once, whether by reply or by expiry. */
 static void replies_and_expiry_mixed(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	static uint64_t cookies[MAXREQ];
 	static unsigned char done[MAXREQ];
 	struct cn_completion c[64];
@@ -437,7 +424,7 @@ static void reply_req(unsigned i, uint32_t ack, uint32_t seq_delta)
  * out and are rolled back when a send falls short. */
 static void generated_and_kept_acks_mixed(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[16];
 	struct cn_message m;
 	unsigned seen = 0;
@@ -564,7 +551,7 @@ static void generated_and_kept_acks_mixed(void **state)
  * on a table of capacity eight fit one sendmmsg. */
 static void send_fills_capacity_in_one_syscall(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	make_reqs(8);
 	assert_int_equal(cn_async_init(s, 8, CN_MATCH_STRICT, 5000), 0);
@@ -576,7 +563,7 @@ static void send_fills_capacity_in_one_syscall(void **state)
 
 static void bad_args(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_completion c[2];
 
 	make_reqs(2);
@@ -613,7 +600,7 @@ static void bad_args(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(send_batch_one_syscall),
 		T(send_small_and_large),

@@ -33,19 +33,6 @@ static int setup_pktinfo(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 /* A datagram holding one message (seq) that came through `group`. */
 static struct fake_dgram *dgram(uint32_t group, uint32_t seq)
 {
@@ -68,7 +55,7 @@ static void expect_group(struct cn_sock *s, uint32_t seq, uint32_t group)
 
 static void small_groups_keep_recvfrom(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	assert_int_equal(cn_join(s, 5), 0);
 	assert_int_equal(cn_join(s, 32), 0);
@@ -85,7 +72,7 @@ static void small_groups_keep_recvfrom(void **state)
 
 static void group_above_32_reported_after_join(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	/* Before: indistinguishable from a unicast (the kernel's nl_groups). */
 	dgram(BIG, 1);
@@ -109,7 +96,7 @@ static void group_above_32_reported_after_join(void **state)
 
 static void batch_reports_groups(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message m[8];
 
 	assert_int_equal(cn_join(s, BIG), 0);
@@ -129,7 +116,7 @@ static void batch_reports_groups(void **state)
 
 static void open_flag_turns_pktinfo_on(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	assert_int_equal(fake_calls.pktinfo, 1);
 	dgram(BIG, 1);
@@ -142,7 +129,7 @@ static void open_flag_turns_pktinfo_on(void **state)
  * the group nl_groups gave them. */
 static void pending_datagram_keeps_its_group(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d = dgram(5, 1);
 
 	fake_add_cn(d, BIG, 0x459, 2, 0, "n", 1);
@@ -162,7 +149,7 @@ static void respond(const struct cn_msg *req, uint32_t dst, void *arg)
 
 static void request_keeps_group(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union {
 		struct cn_msg m;
 		uint8_t b[CN_MSG_SIZE(4)];
@@ -181,7 +168,7 @@ static void request_keeps_group(void **state)
  * leaves to the generic path keeps the group of its other messages. */
 static void proc_fallback_keeps_group(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct proc_event pe;
 	struct cn_proc_event ev;
 	struct fake_dgram *d;
@@ -210,7 +197,7 @@ static void proc_fallback_keeps_group(void **state)
  * half set up (a later join works and reports groups). */
 static void pktinfo_alloc_failure_leaves_socket_usable(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	for (unsigned nth = 1; nth <= 2; nth++) {
 		fake_calloc_fail(nth);
@@ -229,7 +216,7 @@ static void pktinfo_alloc_failure_leaves_socket_usable(void **state)
  * for it, is turned off again (single receives stay on recvfrom). */
 static void failed_join_turns_pktinfo_off(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	fake_join_fail(EINVAL);
 	assert_int_equal(cn_join(s, 33), -EINVAL);
@@ -245,7 +232,7 @@ static void failed_join_turns_pktinfo_off(void **state)
  * join's to turn off. */
 static void failed_join_keeps_open_flag(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	fake_join_fail(EINVAL);
 	assert_int_equal(cn_join(s, 33), -EINVAL);
@@ -256,20 +243,20 @@ static void failed_join_keeps_open_flag(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(small_groups_keep_recvfrom),
 		T(group_above_32_reported_after_join),
 		T(batch_reports_groups),
 		cmocka_unit_test_setup_teardown(open_flag_turns_pktinfo_on, setup_pktinfo,
-						teardown),
+						fake_teardown),
 		T(pending_datagram_keeps_its_group),
 		T(request_keeps_group),
 		T(proc_fallback_keeps_group),
 		T(pktinfo_alloc_failure_leaves_socket_usable),
 		T(failed_join_turns_pktinfo_off),
 		cmocka_unit_test_setup_teardown(failed_join_keeps_open_flag, setup_pktinfo,
-						teardown),
+						fake_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

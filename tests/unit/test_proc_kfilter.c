@@ -83,19 +83,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 static void payload(unsigned i, uint32_t *op, uint32_t *type, uint16_t *len)
 {
 	const struct cn_msg *m = fake_sent_cn(i);
@@ -112,7 +99,7 @@ static void payload(unsigned i, uint32_t *op, uint32_t *type, uint16_t *len)
 
 static void filtered_listen(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	uint32_t op, type;
 	uint16_t len;
@@ -160,7 +147,7 @@ static void filtered_listen(void **state)
 
 static void full_listen_on_filtering_kernel(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	uint32_t op, type;
 	uint16_t len;
@@ -184,7 +171,7 @@ static void full_listen_on_filtering_kernel(void **state)
  * exits were asked for. It must not reach the caller. */
 static void event_before_filter_not_delivered(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	after_ack = PROC_EVENT_EXEC;
@@ -201,7 +188,7 @@ static void event_before_filter_not_delivered(void **state)
 /* The same through cn_recv_batch + cn_proc_handle. */
 static void event_before_filter_not_handled(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	struct cn_message m[8];
 	int n, wanted = 0, seen = 0;
@@ -233,7 +220,7 @@ static void event_before_filter_not_handled(void **state)
  * arrived before the filter, stay in userspace. */
 static void nonzero_exit_in_userspace(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	after_ack = PROC_EVENT_EXIT; /* status 0: not wanted */
@@ -257,7 +244,7 @@ static void nonzero_exit_in_userspace(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(filtered_listen),
 		T(full_listen_on_filtering_kernel),

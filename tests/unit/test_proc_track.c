@@ -97,19 +97,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 static struct cn_proc_stats pstats(struct cn_sock *s)
 {
 	struct cn_proc_stats st;
@@ -137,7 +124,7 @@ static void next_event(struct cn_sock *s, struct cn_proc_event *ev)
 
 static void listen_sends_op_and_waits_for_ack(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	const struct cn_msg *sent;
 	uint32_t op;
 
@@ -155,7 +142,7 @@ static void listen_sends_op_and_waits_for_ack(void **state)
 
 static void gap_in_one_cpu_is_loss(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
@@ -186,7 +173,7 @@ static void gap_in_one_cpu_is_loss(void **state)
 
 static void two_cpus_interleaved_no_false_loss(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	struct fake_dgram *d;
 
@@ -223,7 +210,7 @@ static void two_cpus_interleaved_no_false_loss(void **state)
 
 static void unknown_cpu_and_backwards_seq(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 
@@ -264,7 +251,7 @@ static void unknown_cpu_and_backwards_seq(void **state)
 
 static void seq_wraparound_is_not_loss(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
@@ -288,7 +275,7 @@ static void seq_wraparound_is_not_loss(void **state)
 
 static void handle_skips_other_ids(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message m;
 	struct cn_proc_event ev;
 
@@ -321,7 +308,7 @@ static void handle_skips_other_ids(void **state)
 
 static void proc_recv_reports_loss_and_overrun(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
@@ -356,7 +343,7 @@ static void proc_recv_reports_loss_and_overrun(void **state)
  * event without any gap: that event must report lost_before 0. */
 static void proc_recv_other_id_does_not_repeat_loss(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
@@ -374,7 +361,7 @@ static void proc_recv_other_id_does_not_repeat_loss(void **state)
 
 static void userspace_filter(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	int r;
 
@@ -406,7 +393,7 @@ static void userspace_filter(void **state)
 
 static void nonzero_exit_filter(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 
 	assert_true(cn_proc_listen(s, CN_PROC_NONZERO_EXIT, 1000) == 0);
@@ -421,7 +408,7 @@ static void nonzero_exit_filter(void **state)
 
 static void ack_error_is_returned(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	ack_err = EPERM;
 	errno = 0;
@@ -431,7 +418,7 @@ static void ack_error_is_returned(void **state)
 
 static void listen_timeout(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	fake_on_send(NULL, NULL); /* no proc connector answers */
 	errno = 0;
@@ -442,7 +429,7 @@ static void listen_timeout(void **state)
 
 static void bad_args(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	struct cn_proc_stats st;
 
@@ -475,7 +462,7 @@ static void bad_args(void **state)
 
 static void ignore_sends_op(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	uint32_t op;
 
 	assert_int_equal(cn_proc_ignore(s), 0);
@@ -492,7 +479,7 @@ static void ignore_sends_op(void **state)
  * one receive system call per event. */
 static void proc_recv_one_event_per_datagram(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	struct cn_stats st0, st1;
 
@@ -552,7 +539,7 @@ static void proc_recv_one_event_per_datagram(void **state)
  * a truncated datagram, a message of another id. */
 static void proc_recv_other_datagrams(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	struct fake_dgram *d;
 	uint8_t longer[48];
@@ -599,7 +586,7 @@ static void proc_recv_other_datagrams(void **state)
  * NLMSG_OVERRUN as an ENOBUFS, and each once. */
 static void overruns_counted_on_every_path(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
 	struct cn_message m[8];
 	struct cn_stats st;
@@ -639,7 +626,7 @@ static void overruns_counted_on_every_path(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(listen_sends_op_and_waits_for_ack),
 		T(gap_in_one_cpu_is_loss),

@@ -33,19 +33,6 @@ static int setup_any(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 static void add(struct fake_dgram *d, uint32_t seq, const char *text)
 {
 	fake_add_cn(d, 0x123, 0x456, seq, seq + 1000, text, strlen(text));
@@ -85,7 +72,7 @@ static struct cn_stats stats(struct cn_sock *s)
 
 static void several_messages_one_per_call(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d = fake_dgram(0);
 	struct cn_message m;
 	struct cn_stats st;
@@ -116,7 +103,7 @@ static void several_messages_one_per_call(void **state)
 
 static void unicast_group_zero(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message m;
 
 	add(fake_dgram(0), 1, "u");
@@ -126,7 +113,7 @@ static void unicast_group_zero(void **state)
 
 static void malformed_then_good(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d;
 	struct cn_msg *cm;
 
@@ -168,7 +155,7 @@ static void malformed_then_good(void **state)
 
 static void enobufs_is_overrun(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	fake_error(ENOBUFS);
 	add(fake_dgram(0), 1, "after overrun");
@@ -188,7 +175,7 @@ static void enobufs_is_overrun(void **state)
 
 static void nlmsg_overrun_in_datagram(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d = fake_dgram(0);
 
 	add(d, 1, "before");
@@ -203,7 +190,7 @@ static void nlmsg_overrun_in_datagram(void **state)
 
 static void nlmsg_error_and_noop(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d = fake_dgram(0);
 	struct cn_message m;
 
@@ -227,7 +214,7 @@ static void nlmsg_error_and_noop(void **state)
 
 static void truncated_datagram(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d = fake_dgram(0);
 
 	add(d, 1, "cut");
@@ -253,7 +240,7 @@ static void truncated_datagram(void **state)
 
 static void foreign_sender_skipped(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 
 	add(fake_dgram(4242), 1, "spoofed");
 	add(fake_dgram(0), 2, "kernel");
@@ -267,7 +254,7 @@ static void foreign_sender_skipped(void **state)
 
 static void foreign_sender_accepted(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message m;
 
 	add(fake_dgram(4242), 1, "peer");
@@ -283,7 +270,7 @@ static void foreign_sender_accepted(void **state)
 
 static void batch_several_datagrams_one_syscall(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message out[8];
 	struct fake_dgram *d = fake_dgram(0);
 	int n;
@@ -317,7 +304,7 @@ static void batch_several_datagrams_one_syscall(void **state)
 
 static void batch_smaller_than_available(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message out[2];
 	struct fake_dgram *d = fake_dgram(0);
 
@@ -345,7 +332,7 @@ static void batch_smaller_than_available(void **state)
 
 static void batch_overrun_after_messages(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message out[8];
 	struct fake_dgram *d = fake_dgram(0);
 
@@ -372,7 +359,7 @@ static void batch_overrun_after_messages(void **state)
 
 static void batch_malformed_and_foreign(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message out[8];
 	struct fake_dgram *d;
 	int n;
@@ -412,7 +399,7 @@ static void batch_malformed_and_foreign(void **state)
  * (it sits before B's message in the stream), then B's message follows. */
 static void batch_deferred_error_reported_by_next_call(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message out[8];
 	struct fake_dgram *d = fake_dgram(0);
 	int r;
@@ -431,7 +418,7 @@ static void batch_deferred_error_reported_by_next_call(void **state)
 
 static void nonblocking_socket(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_message m;
 
 	/* no datagram: a non-blocking socket returns EAGAIN without DONTWAIT */
@@ -477,7 +464,7 @@ static void batch_option_slots(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(several_messages_one_per_call),
 		T(unicast_group_zero),
@@ -487,7 +474,7 @@ int main(void)
 		T(nlmsg_error_and_noop),
 		T(truncated_datagram),
 		T(foreign_sender_skipped),
-		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, teardown),
+		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, fake_teardown),
 		T(batch_several_datagrams_one_syscall),
 		T(batch_smaller_than_available),
 		T(batch_overrun_after_messages),

@@ -31,19 +31,6 @@ static int setup_small(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 static struct cn_stats stats(struct cn_sock *s)
 {
 	struct cn_stats st;
@@ -108,7 +95,7 @@ static void respond_busy(const struct cn_msg *req, uint32_t dst, void *arg)
 
 static void request_keeps_others_in_order(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
 	struct cn_message reply, m;
@@ -158,7 +145,7 @@ static void request_keeps_others_in_order(void **state)
 
 static void request_kept_messages_via_batch(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
 	struct cn_message reply, out[16];
@@ -202,7 +189,7 @@ static void handler(const struct cn_message *m, void *arg)
 
 static void request_with_handler(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
 	struct cn_message reply, m;
@@ -239,7 +226,7 @@ static void respond_ack_only(const struct cn_msg *req, uint32_t dst, void *arg)
 
 static void request_policies(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -258,7 +245,7 @@ static void request_policies(void **state)
 
 static void request_timeout(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -284,7 +271,7 @@ static void respond_overrun(const struct cn_msg *req, uint32_t dst, void *arg)
 
 static void request_overrun(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -309,7 +296,7 @@ static void respond_error(const struct cn_msg *req, uint32_t dst, void *arg)
 
 static void request_kernel_error(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -322,7 +309,7 @@ static void request_kernel_error(void **state)
 
 static void request_send_fails(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -336,7 +323,7 @@ static void request_send_fails(void **state)
 
 static void request_keep_seq_ack(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -369,7 +356,7 @@ static void respond_flood(const struct cn_msg *req, uint32_t dst, void *arg)
 
 static void backlog_overflow(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply, m;
@@ -409,7 +396,7 @@ static void backlog_overflow(void **state)
 
 static void backlog_overflow_batch(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply, out[8];
@@ -438,7 +425,7 @@ static void respond_simple(const struct cn_msg *req, uint32_t dst, void *arg)
  * after the kept messages. */
 static void request_overrun_while_saving(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply, m;
@@ -464,7 +451,7 @@ static void request_overrun_while_saving(void **state)
  * cn_request reads only its reply (no extra receive that finds nothing). */
 static void request_after_whole_datagram_reads_once(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -485,7 +472,7 @@ static void request_after_whole_datagram_reads_once(void **state)
 
 static void request_bad_args(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply;
@@ -515,7 +502,7 @@ static void request_bad_args(void **state)
  * after the message: not as an overrun. */
 static void kept_error_via_batch_is_not_an_overrun(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
 	struct cn_message reply, out[4];
@@ -539,7 +526,7 @@ static void kept_error_via_batch_is_not_an_overrun(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(request_keeps_others_in_order),
 		T(request_kept_messages_via_batch),
@@ -550,8 +537,8 @@ int main(void)
 		T(request_kernel_error),
 		T(request_send_fails),
 		T(request_keep_seq_ack),
-		cmocka_unit_test_setup_teardown(backlog_overflow, setup_small, teardown),
-		cmocka_unit_test_setup_teardown(backlog_overflow_batch, setup_small, teardown),
+		cmocka_unit_test_setup_teardown(backlog_overflow, setup_small, fake_teardown),
+		cmocka_unit_test_setup_teardown(backlog_overflow_batch, setup_small, fake_teardown),
 		T(request_overrun_while_saving),
 		T(kept_error_via_batch_is_not_an_overrun),
 		T(request_after_whole_datagram_reads_once),

@@ -19,19 +19,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int teardown(void **state)
-{
-	cn_close(*state);
-	return 0;
-}
-
-static struct cn_sock *sock(void **state)
-{
-	if (!*state)
-		skip(); /* no netlink socket here */
-	return *state;
-}
-
 union buf {
 	struct cn_msg m;
 	uint8_t b[CN_MSG_SIZE(64)];
@@ -77,7 +64,7 @@ static const struct cn_msg *check_sent(struct cn_sock *s, unsigned i, uint32_t d
 
 static void send_writes_seq_and_ack(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "hello", 5);
 	uint32_t seq0, ack0, acks[8];
@@ -106,7 +93,7 @@ static void send_writes_seq_and_ack(void **state)
 
 static void send_keep_flags(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 7, 8, NULL, 0);
 	uint32_t seq0;
@@ -140,7 +127,7 @@ static void send_keep_flags(void **state)
 
 static void sendto_port(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 1, 2, "abc", 3);
 
@@ -150,7 +137,7 @@ static void sendto_port(void **state)
 
 static void send_largest_and_too_large(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	static union {
 		struct cn_msg m;
 		uint8_t b[CN_MSG_SIZE(CONNECTOR_MAX_MSG_SIZE + 1)];
@@ -170,7 +157,7 @@ static void send_largest_and_too_large(void **state)
 
 static void send_errors(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	union buf u;
 	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 1, 2, "abc", 3);
 
@@ -206,7 +193,7 @@ static void send_errors(void **state)
 
 static void reply_to_sender(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct fake_dgram *d = fake_dgram(777);
 	struct cn_message in;
 	struct cn_msg want;
@@ -314,7 +301,7 @@ static void connected_socket_sends_whole(void **state)
 
 static void two_sockets_have_independent_sequences(void **state)
 {
-	struct cn_sock *s = sock(state);
+	struct cn_sock *s = fake_sock(state);
 	struct cn_open_opts o = { .sz = sizeof(o) };
 	struct cn_sock *t = cn_open(NETLINK_CONNECTOR, &o);
 	union buf u;
@@ -337,7 +324,7 @@ static void two_sockets_have_independent_sequences(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(send_writes_seq_and_ack),
 		T(send_keep_flags),
