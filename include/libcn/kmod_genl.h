@@ -46,6 +46,7 @@ enum cnbus_genl_attr {
 	CNBUS_A_CPUS,	      /* nest: CNBUS_A_CPU entries */
 	CNBUS_A_CPU,	      /* nest: CNBUS_CPU_A_* */
 	CNBUS_A_REFUSED,      /* nest: CNBUS_REFUSED_A_* */
+	CNBUS_A_CBUS_BUDGET,  /* u32: per-CPU CBUS overflow bytes beyond the ring */
 	__CNBUS_A_MAX,
 };
 #define CNBUS_A_MAX (__CNBUS_A_MAX - 1)
@@ -67,9 +68,11 @@ enum cnbus_genl_cpu_attr {
 	CNBUS_CPU_A_ID,		 /* u32: cpu number */
 	CNBUS_CPU_A_INSERTED,	 /* u64: messages accepted by cnbus_insert() */
 	CNBUS_CPU_A_SENT,	 /* u64: sent by the per-CPU worker */
-	CNBUS_CPU_A_SENT_DIRECT, /* u64: sent directly, queue was full */
+	CNBUS_CPU_A_SENT_DIRECT, /* u64: sent directly (0 since kmod 0.2) */
 	CNBUS_CPU_A_DROPPED,	 /* u64: accepted but not sent */
 	CNBUS_CPU_A_QUEUED,	 /* u32: in the queue right now */
+	CNBUS_CPU_A_REFUSED,	 /* u64: inserts refused (-ENOBUFS: queue full) */
+	CNBUS_CPU_A_OVERFLOWED,	 /* u64: accepted into the budget beyond the ring */
 	__CNBUS_CPU_A_MAX,
 };
 #define CNBUS_CPU_A_MAX (__CNBUS_CPU_A_MAX - 1)
