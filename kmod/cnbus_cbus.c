@@ -2,23 +2,43 @@
 /*
  * cnbus_cbus.c - CBUS: insert-only, any-context fast path.
  *
- * Each CPU owns a ring of cbus_qlen preallocated slots and a spinlock that
- * no other CPU's inserts take. cnbus_insert() copies a message that fits a
- * slot (CNBUS_CBUS_INLINE payload bytes) into the next free slot of the
- * current CPU's ring under that lock (irqsave): no allocation, so the
- * caller pays for a copy and a lock, not for an skb. A larger message is
- * built into an skb first, with the caller's gfp mask, and the slot holds
- * the skb, so both kinds keep one order per CPU. When a ring goes from
- * empty to non-empty, the CPU's work item is queued on that CPU; the worker
- * takes the slots in order, in chunks: it builds the skbs of inline ones in
- * process context, gives the chunk's slots back, then sends. No polling. A full ring (cbus_qlen
- * messages) falls back to a direct send from the caller's context, as in
- * 2005 (in hard IRQ or with interrupts off, a drop that is counted).
+ * Queue. Each CPU owns one preallocated byte ring of variable-length
+ * records (record header, struct cn_msg, payload; 8-byte aligned): the
+ * "ring" proper is cbus_qlen * 128 bytes (cbus_qlen small messages), and
+ * cbus_budget more bytes are an overflow that takes a burst the worker has
+ * not caught up with yet (counted as overflowed). cnbus_insert() copies
+ * the message into the current CPU's ring under that CPU's raw spinlock
+ * with interrupts off: no allocation and no sleeping lock, so it is the
+ * same code in process context, softirq, hard IRQ and on PREEMPT_RT, for
+ * messages of any size up to CONNECTOR_MAX_MSG_SIZE (the copy is the only
+ * work done with interrupts off). A message that does not fit (ring and
+ * budget full) is refused with -ENOBUFS and counted, never dropped
+ * silently; a caller whose gfp allows blocking waits for the worker
+ * instead. Nothing is ever sent from the caller's context, so no message
+ * overtakes queued ones: order per CPU holds in every case.
+ *
+ * Drain. When a ring goes from empty to non-empty its CPU's work item is
+ * queued: directly from process context, through an irq_work (the kick)
+ * from hard IRQ or with interrupts off, where queueing work from an
+ * arbitrary caller could nest in locks the workqueue takes. The worker
+ * packs consecutive records of one group into one datagram (up to
+ * cbus_batch messages and NLMSG_GOODSIZE bytes: several nlmsghdr + cn_msg,
+ * as netlink readers walk them), gives the records' bytes back, then
+ * broadcasts the skb: one allocation and one wake-up of each listener per
+ * datagram. cbus_batch=1 gives one datagram per message (what earlier
+ * versions sent, for readers that take only the first message of a
+ * datagram; the benchmark measures both).
+ *
+ * Counters (per CPU): inserted (accepted), sent (handed to netlink or
+ * nobody listened), dropped (accepted, lost: the worker found no memory),
+ * refused (-ENOBUFS or -EMSGSIZE to the caller), overflowed (accepted
+ * into the budget beyond the ring). Once drained: inserted = sent +
+ * dropped. sent_direct is reported for compatibility and is always 0.
  *
  * Unload: cnbus_cbus_exit() sets the shutdown flag under every CPU's lock:
- * an insert either saw the flag under its lock (and is refused) or finished
- * queueing before we got the lock, so after that the rings only shrink.
- * Then every work item is flushed and anything left is sent.
+ * an insert either saw the flag (and is refused) or finished queueing
+ * before, so after that the rings only shrink. Then the kicks and work
+ * items are flushed and anything left is sent.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,10 +47,11 @@
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
+#include <linux/irq_work.h>
 #include <linux/skbuff.h>
-#include <linux/netdevice.h>
 #include <linux/preempt.h>
 #include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
@@ -39,135 +60,233 @@
 
 #include "cnbus_internal.h"
 
-#define CNBUS_CBUS_QLEN_MAX 65536
-#define CNBUS_CBUS_SLOT	    128 /* bytes per slot: two cache lines */
-#define CNBUS_CBUS_CHUNK    32	/* slots the worker frees at once */
+#define CNBUS_CBUS_QLEN_MAX   65536
+#define CNBUS_CBUS_SLOT	      128 /* ring bytes per cbus_qlen: a small message */
+#define CNBUS_CBUS_BUDGET_MAX (64U << 20)
+#define CNBUS_CBUS_BATCH_MAX  1024
 
 unsigned int cnbus_cbus_qlen = 1024;
 module_param_named(cbus_qlen, cnbus_cbus_qlen, uint, 0444);
-MODULE_PARM_DESC(cbus_qlen, "length of each per-CPU CBUS queue, 1..65536 (default 1024)");
+MODULE_PARM_DESC(cbus_qlen,
+		 "per-CPU CBUS ring in small messages (128 bytes each), 1..65536 (default 1024)");
 
-/* One queued message: inline (skb NULL) or a prebuilt skb. */
-struct cnbus_cbus_slot {
-	struct sk_buff *skb;
-	u32 group;
-	u32 pad;
-	u8 data[CNBUS_CBUS_SLOT - 16] __aligned(8); /* struct cn_msg + payload */
-};
+unsigned int cnbus_cbus_budget = 256 * 1024;
+module_param_named(cbus_budget, cnbus_cbus_budget, uint, 0444);
+MODULE_PARM_DESC(cbus_budget,
+		 "per-CPU CBUS overflow in bytes beyond the ring; beyond it inserts get -ENOBUFS "
+		 "(default 262144)");
 
-#define CNBUS_CBUS_INLINE (sizeof_field(struct cnbus_cbus_slot, data) - sizeof(struct cn_msg))
-
-struct cnbus_cbus_cpu {
-	spinlock_t lock; /* protects head, tail, count, shutdown and counters */
-	struct cnbus_cbus_slot *ring;
-	unsigned int head;  /* oldest queued slot */
-	unsigned int tail;  /* next free slot */
-	unsigned int count; /* queued slots, including those being sent */
-	struct work_struct work;
-	bool shutdown;
-	u64 inserted;
-	u64 sent;
-	u64 sent_direct;
-	u64 dropped;
-};
+static unsigned int cbus_batch = 64;
+module_param(cbus_batch, uint, 0644);
+MODULE_PARM_DESC(cbus_batch,
+		 "messages per CBUS datagram, 1..1024 (default 64; 1: one datagram per message)");
 
 static unsigned int cbus_worker_delay_us;
 module_param(cbus_worker_delay_us, uint, 0444);
 MODULE_PARM_DESC(cbus_worker_delay_us,
-		 "testing only: the CBUS worker sleeps this long before each send (default 0)");
+		 "testing only: the CBUS worker sleeps this long before each datagram (default 0)");
+
+/* A queued message: this header, then struct cn_msg and its payload. */
+struct cnbus_cbus_rec {
+	u32 size;  /* bytes of the record, 8-aligned; 0: wrap, next record at offset 0 */
+	u32 group; /* destination multicast group */
+};
+
+struct cnbus_cbus_cpu {
+	raw_spinlock_t lock; /* protects everything below but work and kick */
+	u8 *buf;
+	u32 size;  /* bytes in buf */
+	u32 head;  /* oldest record; only the worker moves it */
+	u32 tail;  /* where the next record goes */
+	u32 used;  /* bytes from head to tail, wrap gap included */
+	u32 count; /* queued messages, including those being packed */
+	bool shutdown;
+	unsigned int cpu;
+	struct work_struct work;
+	struct irq_work kick;
+	u64 inserted;
+	u64 sent;
+	u64 dropped;
+	u64 refused;
+	u64 overflowed;
+};
 
 static DEFINE_PER_CPU(struct cnbus_cbus_cpu, cnbus_cbus_cpus);
 static struct workqueue_struct *cnbus_cbus_wq;
 
-/* Send one skb to its group; returns true if it was handed to netlink. */
-static bool cnbus_cbus_xmit(struct sk_buff *skb, gfp_t gfp)
+static inline struct cn_msg *cnbus_cbus_msg(struct cnbus_cbus_rec *rec)
 {
-	int err = cnbus_broadcast(skb, NETLINK_CB(skb).dst_group, gfp);
+	return (struct cn_msg *)(rec + 1);
+}
 
-	/*
-	 * -ESRCH: nobody listens; -ENOBUFS: a listener overran and sees
-	 * ENOBUFS itself. Both mean the message left the bus.
-	 */
-	return !err || err == -ESRCH || err == -ENOBUFS;
+static inline u32 cnbus_cbus_rec_size(u32 len)
+{
+	return ALIGN(sizeof(struct cnbus_cbus_rec) + sizeof(struct cn_msg) + len, 8);
 }
 
 /*
- * Empty one slot (process context): its skb, built now for an inline
- * message, goes to @batch. Returns false if the message is lost (no
- * memory); a message nobody listens to leaves the bus here (as -ESRCH).
+ * Room for a record of @size bytes at the tail, or NULL. Caller holds
+ * q->lock. A record never wraps: when it does not fit before the end of
+ * the buffer, a wrap mark is left there and it goes to offset 0.
  */
-static bool cnbus_cbus_take_slot(struct cnbus_cbus_slot *s, struct sk_buff_head *batch)
+static struct cnbus_cbus_rec *cnbus_cbus_reserve(struct cnbus_cbus_cpu *q, u32 size)
 {
-	struct sk_buff *skb = s->skb;
+	u32 tail;
 
-	s->skb = NULL;
-	if (unlikely(!cnbus_nls)) {
-		kfree_skb(skb);
-		return false;
+	if (size > q->size - q->used)
+		return NULL;
+	if (!q->used) {
+		/* Empty: start over at the beginning, the fewest wraps. */
+		q->head = 0;
+		q->tail = 0;
 	}
-	if (!netlink_has_listeners(cnbus_nls, s->group)) {
-		consume_skb(skb);
-		return true;
+	tail = q->tail;
+	if (q->used && tail <= q->head) {
+		/* Wrapped already: the free bytes are tail..head. */
+		if (q->head - tail < size)
+			return NULL;
+	} else if (q->size - tail < size) {
+		/* Free: tail..end and 0..head; the record needs the latter. */
+		if (q->head < size)
+			return NULL;
+		((struct cnbus_cbus_rec *)(q->buf + tail))->size = 0;
+		q->used += q->size - tail;
+		tail = 0;
 	}
-	if (!skb) {
-		skb = cnbus_msg_skb((const struct cn_msg *)s->data, s->group, GFP_KERNEL);
-		if (!skb)
-			return false;
-	}
-	__skb_queue_tail(batch, skb);
-	return true;
+	q->tail = tail + size == q->size ? 0 : tail + size;
+	q->used += size;
+	return (struct cnbus_cbus_rec *)(q->buf + tail);
+}
+
+static void cnbus_cbus_kick_fn(struct irq_work *iw)
+{
+	struct cnbus_cbus_cpu *q = container_of(iw, struct cnbus_cbus_cpu, kick);
+
+	queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
 }
 
 /*
- * Send every queued slot of @q in order, CNBUS_CBUS_CHUNK at a time: the
- * chunk's skbs are built, its slots given back to inserters, then the skbs
- * are sent. Process context.
+ * Pack, from @head, up to @avail queued records into one datagram:
+ * consecutive records of one group, at most @batch of them and
+ * NLMSG_GOODSIZE bytes (a single larger message goes alone). Returns how
+ * many; *next is the offset after them, *taken the ring bytes they used
+ * (wrap gaps included), *bytes the skb size, *group their group. Reads
+ * only records queued before the caller's look at q->count.
+ */
+static u32 cnbus_cbus_plan(struct cnbus_cbus_cpu *q, u32 head, u32 avail, u32 batch, u32 *next,
+			   u32 *taken, u32 *bytes, u32 *group)
+{
+	u32 n = 0, pos = head, need;
+
+	*taken = 0;
+	*bytes = 0;
+	while (n < avail && n < batch) {
+		struct cnbus_cbus_rec *rec = (struct cnbus_cbus_rec *)(q->buf + pos);
+
+		if (!rec->size) {
+			/* A wrap mark is always followed by a queued record. */
+			*taken += q->size - pos;
+			pos = 0;
+			continue;
+		}
+		need = nlmsg_total_size(sizeof(struct cn_msg) + cnbus_cbus_msg(rec)->len);
+		if (n && (rec->group != *group || *bytes + need > NLMSG_GOODSIZE))
+			break;
+		*group = rec->group;
+		*bytes += need;
+		*taken += rec->size;
+		pos += rec->size;
+		if (pos == q->size)
+			pos = 0;
+		n++;
+	}
+	*next = pos;
+	return n;
+}
+
+/* Copy @n records from @head into a new skb of @bytes; NULL without memory. */
+static struct sk_buff *cnbus_cbus_pack(struct cnbus_cbus_cpu *q, u32 head, u32 n, u32 bytes,
+				       u32 group)
+{
+	struct sk_buff *skb = alloc_skb(bytes, GFP_KERNEL);
+	u32 pos = head;
+
+	if (!skb)
+		return NULL;
+	while (n) {
+		struct cnbus_cbus_rec *rec = (struct cnbus_cbus_rec *)(q->buf + pos);
+		struct cn_msg *m = cnbus_cbus_msg(rec);
+		size_t len = sizeof(*m) + m->len;
+		struct nlmsghdr *nlh;
+
+		if (!rec->size) {
+			pos = 0;
+			continue;
+		}
+		nlh = nlmsg_put(skb, 0, m->seq, NLMSG_DONE, len, 0);
+		if (WARN_ON_ONCE(!nlh)) {
+			kfree_skb(skb);
+			return NULL;
+		}
+		memcpy(nlmsg_data(nlh), m, len);
+		pos += rec->size;
+		if (pos == q->size)
+			pos = 0;
+		n--;
+	}
+	NETLINK_CB(skb).dst_group = group;
+	return skb;
+}
+
+/*
+ * Send every queued record of @q in order, one datagram at a time: plan
+ * and pack it (the records stay ours until head moves past them), give
+ * the bytes back to inserters, then broadcast. Process context; only one
+ * drain runs per ring (the work item, or the exit path after it).
  */
 static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 {
-	unsigned int head, n, i, size = READ_ONCE(cnbus_cbus_qlen);
-	struct sk_buff_head batch;
+	u32 head, avail, n, next, taken, bytes, group = 0, batch;
 	struct sk_buff *skb;
 	unsigned long flags;
-	u64 sent, dropped;
+	bool lost;
 
-	__skb_queue_head_init(&batch);
 	for (;;) {
-		spin_lock_irqsave(&q->lock, flags);
+		raw_spin_lock_irqsave(&q->lock, flags);
 		head = q->head;
-		n = min_t(unsigned int, q->count, CNBUS_CBUS_CHUNK);
-		spin_unlock_irqrestore(&q->lock, flags);
-		if (!n)
+		avail = q->count;
+		raw_spin_unlock_irqrestore(&q->lock, flags);
+		if (!avail)
 			break;
 
-		/* Slots head..head+n-1 stay ours until head moves past them. */
-		sent = 0;
-		dropped = 0;
-		for (i = 0; i < n; i++)
-			if (!cnbus_cbus_take_slot(&q->ring[(head + i) % size], &batch))
-				dropped++;
-		sent = n - dropped - skb_queue_len(&batch);
-		spin_lock_irqsave(&q->lock, flags);
-		q->head = (head + n) % size;
-		q->count -= n;
-		q->sent += sent;
-		q->dropped += dropped;
-		spin_unlock_irqrestore(&q->lock, flags);
+		batch = clamp_t(u32, READ_ONCE(cbus_batch), 1, CNBUS_CBUS_BATCH_MAX);
+		n = cnbus_cbus_plan(q, head, avail, batch, &next, &taken, &bytes, &group);
+		skb = NULL;
+		lost = false;
+		/* Nobody listens: the messages leave the bus here (as -ESRCH). */
+		if (unlikely(!cnbus_nls)) {
+			lost = true;
+		} else if (netlink_has_listeners(cnbus_nls, group)) {
+			skb = cnbus_cbus_pack(q, head, n, bytes, group);
+			lost = !skb;
+		}
 
-		sent = 0;
-		dropped = 0;
-		while ((skb = __skb_dequeue(&batch))) {
+		raw_spin_lock_irqsave(&q->lock, flags);
+		q->head = next;
+		q->used -= taken;
+		q->count -= n;
+		if (lost)
+			q->dropped += n;
+		else
+			q->sent += n;
+		raw_spin_unlock_irqrestore(&q->lock, flags);
+
+		if (skb) {
 			if (unlikely(cbus_worker_delay_us))
 				usleep_range(cbus_worker_delay_us, cbus_worker_delay_us + 100);
-			if (cnbus_cbus_xmit(skb, GFP_KERNEL))
-				sent++;
-			else
-				dropped++;
+			/* -ESRCH, -ENOBUFS (a listener overran and is told): left the bus. */
+			cnbus_broadcast(skb, group, GFP_KERNEL);
 		}
-		spin_lock_irqsave(&q->lock, flags);
-		q->sent += sent;
-		q->dropped += dropped;
-		spin_unlock_irqrestore(&q->lock, flags);
 		cond_resched();
 	}
 }
@@ -179,12 +298,11 @@ static void cnbus_cbus_work(struct work_struct *work)
 
 int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 {
-	struct cnbus_cbus_slot *slot;
+	struct cnbus_cbus_rec *rec;
 	struct cnbus_cbus_cpu *q;
-	struct sk_buff *skb = NULL;
 	unsigned long flags;
-	bool atomic_ctx, full = false;
-	u32 group;
+	bool kick, atomic;
+	u32 group, size;
 	int err;
 
 	if (WARN_ON_ONCE(in_nmi()))
@@ -196,64 +314,54 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 		return err;
 	if (!group || group > cnbus_groups)
 		return -EINVAL;
-	/* Too large for a slot: build the skb now, with the caller's gfp. */
-	if (msg->len > CNBUS_CBUS_INLINE) {
-		skb = cnbus_msg_skb(msg, group, gfp);
-		if (!skb)
-			return -ENOMEM;
-	}
+	size = cnbus_cbus_rec_size(msg->len);
 
-	local_irq_save(flags);
-	q = this_cpu_ptr(&cnbus_cbus_cpus);
-	spin_lock(&q->lock);
-	if (unlikely(q->shutdown)) {
-		spin_unlock(&q->lock);
-		local_irq_restore(flags);
-		if (skb)
-			dev_kfree_skb_any(skb);
-		cnbus_refuse(CNBUS_REFUSED_CBUS_SHUTDOWN);
-		return -ESHUTDOWN;
+	for (;;) {
+		local_irq_save(flags);
+		q = this_cpu_ptr(&cnbus_cbus_cpus);
+		raw_spin_lock(&q->lock);
+		if (unlikely(q->shutdown)) {
+			raw_spin_unlock_irqrestore(&q->lock, flags);
+			cnbus_refuse(CNBUS_REFUSED_CBUS_SHUTDOWN);
+			return -ESHUTDOWN;
+		}
+		rec = cnbus_cbus_reserve(q, size);
+		if (likely(rec))
+			break;
+		if (size > q->size) {
+			q->refused++;
+			raw_spin_unlock_irqrestore(&q->lock, flags);
+			return -EMSGSIZE;
+		}
+		if (!gfpflags_allow_blocking(gfp) || irqs_disabled_flags(flags) || !in_task()) {
+			q->refused++;
+			raw_spin_unlock_irqrestore(&q->lock, flags);
+			return -ENOBUFS;
+		}
+		/* Full, and the caller may sleep: wait for this ring's worker. */
+		raw_spin_unlock_irqrestore(&q->lock, flags);
+		queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
+		flush_work(&q->work);
 	}
+	rec->size = size;
+	rec->group = group;
+	memcpy(cnbus_cbus_msg(rec), msg, sizeof(*msg) + msg->len);
 	q->inserted++;
-	if (unlikely(q->count >= cnbus_cbus_qlen)) {
-		full = true;
-	} else {
-		slot = &q->ring[q->tail];
-		slot->skb = skb;
-		slot->group = group;
-		if (!skb)
-			memcpy(slot->data, msg, sizeof(*msg) + msg->len);
-		if (++q->tail == cnbus_cbus_qlen)
-			q->tail = 0;
-		if (q->count++ == 0)
-			queue_work_on(smp_processor_id(), cnbus_cbus_wq, &q->work);
-	}
-	spin_unlock(&q->lock);
-	local_irq_restore(flags);
-
-	if (likely(!full))
-		return 0;
-
+	if (q->used > cnbus_cbus_qlen * CNBUS_CBUS_SLOT)
+		q->overflowed++;
+	kick = q->count++ == 0;
+	raw_spin_unlock(&q->lock);
 	/*
-	 * Queue full: send from here, as the 2005 code did. Not in hard IRQ
-	 * or with interrupts off, where netlink delivery is not safe: there the
-	 * message is dropped and counted.
+	 * Interrupts are still off, so this is q's CPU: from hard IRQ or a
+	 * caller that had them off, the kick's irq_work queues the worker
+	 * once interrupts are back on.
 	 */
-	atomic_ctx = in_hardirq() || irqs_disabled();
-	if (!atomic_ctx && !skb)
-		skb = cnbus_msg_skb(msg, group, gfp);
-	if (!atomic_ctx && skb && cnbus_cbus_xmit(skb, gfp)) {
-		spin_lock_irqsave(&q->lock, flags);
-		q->sent_direct++;
-		spin_unlock_irqrestore(&q->lock, flags);
-	} else {
-		/* cnbus_cbus_xmit() consumed the skb it was given. */
-		if (atomic_ctx && skb)
-			dev_kfree_skb_any(skb);
-		spin_lock_irqsave(&q->lock, flags);
-		q->dropped++;
-		spin_unlock_irqrestore(&q->lock, flags);
-	}
+	atomic = irqs_disabled_flags(flags) || in_hardirq();
+	if (kick && atomic)
+		irq_work_queue(&q->kick);
+	local_irq_restore(flags);
+	if (kick && !atomic)
+		queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(cnbus_insert);
@@ -263,9 +371,13 @@ void cnbus_flush(void)
 	unsigned int cpu;
 
 	might_sleep();
-	/* Each worker runs until its queue is empty (see cnbus_cbus_work). */
-	for_each_possible_cpu(cpu)
-		flush_work(&per_cpu_ptr(&cnbus_cbus_cpus, cpu)->work);
+	/* A pending kick queues the work; then the worker empties the ring. */
+	for_each_possible_cpu(cpu) {
+		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
+
+		irq_work_sync(&q->kick);
+		flush_work(&q->work);
+	}
 }
 EXPORT_SYMBOL_GPL(cnbus_flush);
 
@@ -274,35 +386,51 @@ void cnbus_cbus_read(unsigned int cpu, struct cnbus_cpu_stats *st)
 	struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 	unsigned long flags;
 
-	spin_lock_irqsave(&q->lock, flags);
+	raw_spin_lock_irqsave(&q->lock, flags);
 	st->inserted = q->inserted;
 	st->sent = q->sent;
-	st->sent_direct = q->sent_direct;
+	st->sent_direct = 0;
 	st->dropped = q->dropped;
+	st->refused = q->refused;
+	st->overflowed = q->overflowed;
 	st->queued = q->count;
-	spin_unlock_irqrestore(&q->lock, flags);
+	raw_spin_unlock_irqrestore(&q->lock, flags);
 }
 
 int cnbus_cbus_init(void)
 {
 	unsigned int cpu;
+	u32 size;
 
 	if (!cnbus_cbus_qlen || cnbus_cbus_qlen > CNBUS_CBUS_QLEN_MAX) {
 		pr_err("cbus_qlen must be in [1, %u]\n", CNBUS_CBUS_QLEN_MAX);
 		return -EINVAL;
 	}
+	if (cnbus_cbus_budget > CNBUS_CBUS_BUDGET_MAX) {
+		pr_err("cbus_budget must be at most %u\n", CNBUS_CBUS_BUDGET_MAX);
+		return -EINVAL;
+	}
+	if (!cbus_batch || cbus_batch > CNBUS_CBUS_BATCH_MAX) {
+		pr_err("cbus_batch must be in [1, %u]\n", CNBUS_CBUS_BATCH_MAX);
+		return -EINVAL;
+	}
+	size = cnbus_cbus_qlen * CNBUS_CBUS_SLOT + ALIGN(cnbus_cbus_budget, 8);
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		spin_lock_init(&q->lock);
+		raw_spin_lock_init(&q->lock);
 		INIT_WORK(&q->work, cnbus_cbus_work);
+		/* Hard even on PREEMPT_RT: queueing work is allowed there. */
+		q->kick = IRQ_WORK_INIT_HARD(cnbus_cbus_kick_fn);
+		q->cpu = cpu;
+		q->size = size;
 		q->head = 0;
 		q->tail = 0;
+		q->used = 0;
 		q->count = 0;
 		q->shutdown = false;
-		q->ring = kvzalloc_node(array_size(cnbus_cbus_qlen, sizeof(*q->ring)), GFP_KERNEL,
-					cpu_to_node(cpu));
-		if (!q->ring)
+		q->buf = kvzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
+		if (!q->buf)
 			goto out_free_rings;
 	}
 	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM, 0);
@@ -314,30 +442,31 @@ out_free_rings:
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		kvfree(q->ring);
-		q->ring = NULL;
+		kvfree(q->buf);
+		q->buf = NULL;
 	}
 	return -ENOMEM;
 }
 
 void cnbus_cbus_exit(void)
 {
-	u64 inserted = 0, sent = 0, direct = 0, dropped = 0;
+	u64 inserted = 0, sent = 0, dropped = 0, refused = 0, overflowed = 0;
 	unsigned int cpu, pending = 0;
 	unsigned long flags;
 
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		spin_lock_irqsave(&q->lock, flags);
+		raw_spin_lock_irqsave(&q->lock, flags);
 		q->shutdown = true;
 		pending += q->count;
-		spin_unlock_irqrestore(&q->lock, flags);
+		raw_spin_unlock_irqrestore(&q->lock, flags);
 	}
 	/* From here on the rings only shrink. */
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
+		irq_work_sync(&q->kick);
 		flush_work(&q->work);
 		/* A CPU that went offline may leave work undone: finish it. */
 		cnbus_cbus_drain(q);
@@ -348,14 +477,15 @@ void cnbus_cbus_exit(void)
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
 		WARN_ON_ONCE(q->count);
-		kvfree(q->ring);
-		q->ring = NULL;
+		kvfree(q->buf);
+		q->buf = NULL;
 		inserted += q->inserted;
 		sent += q->sent;
-		direct += q->sent_direct;
 		dropped += q->dropped;
+		refused += q->refused;
+		overflowed += q->overflowed;
 	}
-	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu sent_direct %llu "
-		"dropped %llu\n",
-		pending, inserted, sent, direct, dropped);
+	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu sent_direct 0 "
+		"dropped %llu refused %llu overflowed %llu\n",
+		pending, inserted, sent, dropped, refused, overflowed);
 }

@@ -76,7 +76,9 @@ static int cnbus_genl_put_cpus(struct sk_buff *skb)
 		    nla_put_u64_64bit(skb, CNBUS_CPU_A_SENT_DIRECT, st.sent_direct,
 				      CNBUS_CPU_A_PAD) ||
 		    nla_put_u64_64bit(skb, CNBUS_CPU_A_DROPPED, st.dropped, CNBUS_CPU_A_PAD) ||
-		    nla_put_u32(skb, CNBUS_CPU_A_QUEUED, st.queued))
+		    nla_put_u32(skb, CNBUS_CPU_A_QUEUED, st.queued) ||
+		    nla_put_u64_64bit(skb, CNBUS_CPU_A_REFUSED, st.refused, CNBUS_CPU_A_PAD) ||
+		    nla_put_u64_64bit(skb, CNBUS_CPU_A_OVERFLOWED, st.overflowed, CNBUS_CPU_A_PAD))
 			return -EMSGSIZE;
 		nla_nest_end(skb, one);
 	}
@@ -113,6 +115,7 @@ static int cnbus_genl_fill(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u32(skb, CNBUS_A_MAX_NOTIFY, cnbus_max_notify) ||
 	    nla_put_u32(skb, CNBUS_A_NOTIFY_COUNT, cnbus_notify_count()) ||
 	    nla_put_u32(skb, CNBUS_A_CBUS_QLEN, cnbus_cbus_qlen) ||
+	    nla_put_u32(skb, CNBUS_A_CBUS_BUDGET, cnbus_cbus_budget) ||
 	    nla_put_u64_64bit(skb, CNBUS_A_RECEIVED, atomic64_read(&cnbus_stats.received),
 			      CNBUS_A_PAD) ||
 	    nla_put_u64_64bit(skb, CNBUS_A_DISPATCHED, atomic64_read(&cnbus_stats.dispatched),

@@ -47,8 +47,10 @@ struct cnbus_stats {
 struct cnbus_cpu_stats {
 	u64 inserted;
 	u64 sent;
-	u64 sent_direct;
+	u64 sent_direct; /* always 0: nothing is sent from the caller's context */
 	u64 dropped;
+	u64 refused;	/* cnbus_insert() answered -ENOBUFS or -EMSGSIZE */
+	u64 overflowed; /* accepted into the budget beyond the ring */
 	u32 queued;
 };
 
@@ -59,6 +61,7 @@ extern int cnbus_unit;
 extern unsigned int cnbus_groups;
 extern unsigned int cnbus_max_notify;
 extern unsigned int cnbus_cbus_qlen;
+extern unsigned int cnbus_cbus_budget;
 
 static inline void cnbus_refuse(enum cnbus_refusal why)
 {
