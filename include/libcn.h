@@ -537,14 +537,16 @@ struct cn_kmod_callback {
 };
 
 /* CBUS counters of one CPU. Once its queue is drained,
- * inserted == sent + sent_direct + dropped. */
+ * inserted == sent + sent_direct + dropped; refused inserts are not inserted. */
 struct cn_kmod_cpu {
 	uint32_t cpu;
 	uint32_t queued;      /* in the queue now */
 	uint64_t inserted;    /* accepted by cnbus_insert */
 	uint64_t sent;	      /* sent by the CPU's worker */
-	uint64_t sent_direct; /* sent at once because the queue was full */
+	uint64_t sent_direct; /* sent from the inserter (0 since kmod 0.2) */
 	uint64_t dropped;     /* accepted but never sent */
+	uint64_t refused;     /* refused by cnbus_insert (-ENOBUFS: queue full) */
+	uint64_t overflowed;  /* accepted into the overflow budget beyond the ring */
 };
 
 /* Why kmod refused incoming messages (index into cn_kmod_info.refused). */
@@ -568,7 +570,8 @@ struct cn_kmod_info {
 	uint32_t groups;       /* multicast groups of the unit */
 	uint32_t max_notify;   /* bound on notification requests */
 	uint32_t notify_count; /* notification requests held now */
-	uint32_t cbus_qlen;    /* bound on each per-CPU CBUS queue */
+	uint32_t cbus_qlen;    /* per-CPU CBUS ring, in small messages */
+	uint32_t cbus_budget;  /* per-CPU CBUS overflow bytes beyond the ring */
 	uint64_t received;     /* messages received from userspace */
 	uint64_t dispatched;   /* messages that reached a callback */
 	uint64_t refused[CN_KMOD_REFUSED_COUNT];

@@ -90,6 +90,8 @@ static void parse_cpus(struct nlattr *nest, struct cn_kmod_info *info)
 		c->sent_direct = get_u64(tb[CNBUS_CPU_A_SENT_DIRECT]);
 		c->dropped = get_u64(tb[CNBUS_CPU_A_DROPPED]);
 		c->queued = get_u32(tb[CNBUS_CPU_A_QUEUED]);
+		c->refused = get_u64(tb[CNBUS_CPU_A_REFUSED]);
+		c->overflowed = get_u64(tb[CNBUS_CPU_A_OVERFLOWED]);
 	}
 }
 
@@ -129,6 +131,7 @@ int cn_kmod_parse_reply(const void *buf, size_t len, struct cn_kmod_info *info)
 	info->max_notify = get_u32(tb[CNBUS_A_MAX_NOTIFY]);
 	info->notify_count = get_u32(tb[CNBUS_A_NOTIFY_COUNT]);
 	info->cbus_qlen = get_u32(tb[CNBUS_A_CBUS_QLEN]);
+	info->cbus_budget = get_u32(tb[CNBUS_A_CBUS_BUDGET]);
 	info->received = get_u64(tb[CNBUS_A_RECEIVED]);
 	info->dispatched = get_u64(tb[CNBUS_A_DISPATCHED]);
 	if (tb[CNBUS_A_CALLBACKS])

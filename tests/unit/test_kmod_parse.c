@@ -48,6 +48,7 @@ static struct nl_msg *full_reply(unsigned ncb, unsigned ncpu)
 	assert_int_equal(nla_put_u32(msg, CNBUS_A_MAX_NOTIFY, 1024), 0);
 	assert_int_equal(nla_put_u32(msg, CNBUS_A_NOTIFY_COUNT, 3), 0);
 	assert_int_equal(nla_put_u32(msg, CNBUS_A_CBUS_QLEN, 256), 0);
+	assert_int_equal(nla_put_u32(msg, CNBUS_A_CBUS_BUDGET, 4096), 0);
 	put_u64(msg, CNBUS_A_RECEIVED, 0x100000000ull + 7);
 	put_u64(msg, CNBUS_A_DISPATCHED, 0x200000000ull + 9);
 
@@ -73,6 +74,8 @@ static struct nl_msg *full_reply(unsigned ncb, unsigned ncpu)
 		put_u64(msg, CNBUS_CPU_A_SENT_DIRECT, 1000ull * i + 3);
 		put_u64(msg, CNBUS_CPU_A_DROPPED, 1);
 		assert_int_equal(nla_put_u32(msg, CNBUS_CPU_A_QUEUED, i + 100), 0);
+		put_u64(msg, CNBUS_CPU_A_REFUSED, 1000ull * i + 4);
+		put_u64(msg, CNBUS_CPU_A_OVERFLOWED, 1000ull * i + 5);
 		nla_nest_end(msg, one);
 	}
 	nla_nest_end(msg, nest);
@@ -104,6 +107,7 @@ static void full(void **state)
 	assert_int_equal(info.max_notify, 1024);
 	assert_int_equal(info.notify_count, 3);
 	assert_int_equal(info.cbus_qlen, 256);
+	assert_int_equal(info.cbus_budget, 4096);
 	assert_true(info.received == 0x100000000ull + 7);
 	assert_true(info.dispatched == 0x200000000ull + 9);
 	assert_int_equal(info.truncated, 0);
@@ -124,6 +128,8 @@ static void full(void **state)
 		assert_true(info.cpus[i].sent_direct == 1000ull * i + 3);
 		assert_true(info.cpus[i].dropped == 1);
 		assert_int_equal(info.cpus[i].queued, i + 100);
+		assert_true(info.cpus[i].refused == 1000ull * i + 4);
+		assert_true(info.cpus[i].overflowed == 1000ull * i + 5);
 	}
 	for (int r = 0; r < CN_KMOD_REFUSED_COUNT; r++)
 		assert_true(info.refused[r] == 0x10ull * (uint64_t)(r + CNBUS_REFUSED_A_SHORT));

@@ -28,6 +28,7 @@ int kstat_get(struct kstat *ks)
 	ks->max_notify = info->max_notify;
 	ks->notify_count = info->notify_count;
 	ks->cbus_qlen = info->cbus_qlen;
+	ks->cbus_budget = info->cbus_budget;
 	memcpy(ks->version, info->version, sizeof(ks->version));
 	ks->version[sizeof(ks->version) - 1] = '\0';
 	ks->received = info->received;
@@ -50,11 +51,15 @@ int kstat_get(struct kstat *ks)
 		c->sent = info->cpus[i].sent;
 		c->sent_direct = info->cpus[i].sent_direct;
 		c->dropped = info->cpus[i].dropped;
+		c->refused = info->cpus[i].refused;
+		c->overflowed = info->cpus[i].overflowed;
 		c->queued = info->cpus[i].queued;
 		ks->inserted += c->inserted;
 		ks->sent += c->sent;
 		ks->sent_direct += c->sent_direct;
 		ks->dropped += c->dropped;
+		ks->refused_cbus += c->refused;
+		ks->overflowed += c->overflowed;
 		ks->queued += c->queued;
 	}
 	ks->ncpus = i;

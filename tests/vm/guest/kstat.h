@@ -14,7 +14,7 @@
 
 struct kstat_cpu {
 	uint32_t id;
-	uint64_t inserted, sent, sent_direct, dropped;
+	uint64_t inserted, sent, sent_direct, dropped, refused, overflowed;
 	uint32_t queued;
 };
 
@@ -24,7 +24,7 @@ struct kstat_cb {
 };
 
 struct kstat {
-	uint32_t unit, groups, max_notify, notify_count, cbus_qlen;
+	uint32_t unit, groups, max_notify, notify_count, cbus_qlen, cbus_budget;
 	char version[32];
 	uint64_t received, dispatched;
 	uint64_t refused[CNBUS_REFUSED_A_MAX + 1];
@@ -33,7 +33,7 @@ struct kstat {
 	unsigned int ncbs;
 	struct kstat_cb cb[KSTAT_MAX_CBS];
 	/* sums over CPUs */
-	uint64_t inserted, sent, sent_direct, dropped, queued;
+	uint64_t inserted, sent, sent_direct, dropped, refused_cbus, overflowed, queued;
 };
 
 /* Query kmod through libcn (cn_kmod_query). Returns 0 or -errno. */
