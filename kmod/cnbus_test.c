@@ -11,9 +11,12 @@
  *     when flags has CNBUS_TEST_BURST_HARDIRQ. With len (at most
  *     CNBUS_TEST_PAD_MAX), messages with an odd seq carry len payload bytes:
  *     the text, its NUL, then 'a' + seq % 26 up to len (too large for a
- *     CBUS slot, so large and small messages share one queue). When every
- *     insert has been made, the request is answered (seq, ack + 1) with the struct,
- *     inserted/refused filled in.
+ *     CBUS slot, so large and small messages share one queue). With
+ *     CNBUS_TEST_BURST_ONEIRQ too, each CPU makes all its inserts in one
+ *     interrupt (up to CNBUS_TEST_ONEIRQ_MAX), so the CBUS worker cannot
+ *     drain in between. When every insert has been made, the request is
+ *     answered (seq, ack + 1) with the struct, inserted/refused/enobufs
+ *     filled in.
  * 0x123.0x459: multicast. The message is sent on with cnbus_send(msg, 0, 0),
  *     i.e. to the group of its id's callback (0x123); then a message with id
  *     0x999.0x999 is sent the same way (no callback: -ENODEV). The reply
@@ -65,6 +68,8 @@
 #define CNBUS_TEST_BENCH_CPUS	 16
 #define CNBUS_TEST_UNKNOWN	 0x999
 #define CNBUS_TEST_BURST_HARDIRQ 0x1
+#define CNBUS_TEST_BURST_ONEIRQ	 0x2
+#define CNBUS_TEST_ONEIRQ_MAX	 16384
 #define CNBUS_TEST_TEXT		 48
 #define CNBUS_TEST_IRQ_BATCH	 64
 #define CNBUS_TEST_PAD_MAX	 2048
@@ -76,6 +81,7 @@ struct cnbus_test_burst {
 	__u32 len;	/* payload bytes of odd-seq messages, 0: text only */
 	__u64 inserted; /* reply: inserts accepted */
 	__u64 refused;	/* reply: inserts refused */
+	__u64 enobufs;	/* reply: of those, refused with -ENOBUFS (queue full) */
 };
 
 struct cnbus_test_bench_cpu {
@@ -118,6 +124,7 @@ struct cnbus_test_cpu {
 	struct cn_msg *big; /* CNBUS_TEST_PAD_MAX payload bytes, this CPU's bursts */
 	u64 inserted;
 	u64 refused;
+	u64 enobufs;
 };
 
 static struct cnbus_test_cpu *cnbus_test_cpus;
@@ -218,10 +225,14 @@ static void cnbus_test_burst_work(struct work_struct *work)
 		return;
 	}
 	for (i = 0; i < c->count; i++) {
-		if (cnbus_test_insert_one(c, c->cpu, i, GFP_KERNEL))
+		int err = cnbus_test_insert_one(c, c->cpu, i, GFP_KERNEL);
+
+		if (err)
 			c->refused++;
 		else
 			c->inserted++;
+		if (err == -ENOBUFS)
+			c->enobufs++;
 		if (!(i % 1024))
 			cond_resched();
 	}
@@ -232,13 +243,19 @@ static void cnbus_test_burst_irq(struct irq_work *iw)
 {
 	struct cnbus_test_cpu *c = container_of(iw, struct cnbus_test_cpu, iw);
 	unsigned int cpu = smp_processor_id();
-	u32 end = min(c->count, c->next + CNBUS_TEST_IRQ_BATCH);
+	u32 batch = c->flags & CNBUS_TEST_BURST_ONEIRQ ? CNBUS_TEST_ONEIRQ_MAX
+						       : CNBUS_TEST_IRQ_BATCH;
+	u32 end = min(c->count, c->next + batch);
+	int err;
 
 	for (; c->next < end; c->next++) {
-		if (cnbus_test_insert_one(c, cpu, c->next, GFP_ATOMIC))
+		err = cnbus_test_insert_one(c, cpu, c->next, GFP_ATOMIC);
+		if (err)
 			c->refused++;
 		else
 			c->inserted++;
+		if (err == -ENOBUFS)
+			c->enobufs++;
 	}
 	complete(&c->done);
 }
@@ -250,7 +267,9 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	struct cnbus_test_burst req = { 0 };
 	unsigned int cpu;
 
-	if (msg->len != sizeof(__u32) && msg->len != sizeof(req))
+	/* The count alone, the struct without enobufs (older clients), or all of it. */
+	if (msg->len != sizeof(__u32) && msg->len != offsetof(struct cnbus_test_burst, enobufs) &&
+	    msg->len != sizeof(req))
 		return;
 	memcpy(&req, msg->data, msg->len);
 
@@ -264,6 +283,7 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 		c->next = 0;
 		c->inserted = 0;
 		c->refused = 0;
+		c->enobufs = 0;
 		c->flags = req.flags;
 		c->len = min_t(u32, req.len, CNBUS_TEST_PAD_MAX);
 		reinit_completion(&c->done);
@@ -272,6 +292,7 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	req.cpus = 0;
 	req.inserted = 0;
 	req.refused = 0;
+	req.enobufs = 0;
 	for_each_online_cpu(cpu) {
 		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
 
@@ -279,6 +300,7 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 		req.cpus++;
 		req.inserted += c->inserted;
 		req.refused += c->refused;
+		req.enobufs += c->enobufs;
 	}
 	cpus_read_unlock();
 	mutex_unlock(&cnbus_test_burst_lock);
