@@ -40,11 +40,13 @@
 #define T_BURST		0x458
 #define T_MCAST		0x459
 #define T_BURST_HARDIRQ 0x1
+#define T_BURST_ONEIRQ	0x2 /* with HARDIRQ: all of a CPU's inserts in one interrupt */
 #define NOTIFY_GROUP	0x200
 
 struct burst_req {
 	uint32_t count, flags, cpus, len; /* len: payload bytes of odd-seq messages */
 	uint64_t inserted, refused;
+	uint64_t enobufs; /* reply: refusals that were -ENOBUFS */
 };
 
 static const char *test_ko;
@@ -854,6 +856,7 @@ struct rx {
 	struct cn_sock *s;
 	volatile int stop;
 	volatile uint64_t got; /* burst messages */
+	volatile uint64_t all; /* every message walked */
 	volatile uint64_t overruns;
 	uint64_t order_breaks;
 	uint32_t pad_len;     /* odd-seq messages carry this many bytes (0: text only) */
@@ -861,6 +864,7 @@ struct rx {
 	uint64_t bad_payload; /* messages whose payload is not what was inserted */
 	long long last[KSTAT_MAX_CPUS];
 	volatile double last_rx;
+	struct cn_stats st; /* the listener's libcn counters after the burst */
 };
 
 /* "cpu=C burst=N", NUL, then for odd seq 'a' + seq % 26 up to pad_len. */
@@ -870,9 +874,9 @@ static void check_burst_payload(struct rx *rx, const struct cn_msg *m)
 	uint32_t n, i;
 
 	n = (uint32_t)snprintf(want, sizeof(want), "cpu=%u burst=%u", m->ack, m->seq) + 1;
-	if ((m->seq & 1) && m->len == rx->pad_len)
+	if ((m->seq & 1) && rx->pad_len && m->len == rx->pad_len)
 		rx->big++;
-	if (m->len != ((m->seq & 1) ? rx->pad_len : n) || memcmp(m->data, want, n)) {
+	if (m->len != ((m->seq & 1) && rx->pad_len ? rx->pad_len : n) || memcmp(m->data, want, n)) {
 		rx->bad_payload++;
 		return;
 	}
@@ -902,6 +906,7 @@ static void *rx_thread(void *arg)
 		}
 		if (n < 0)
 			continue;
+		rx->all += (uint64_t)n;
 		for (i = 0; i < n; i++) {
 			const struct cn_msg *m = msgs[i].msg;
 
@@ -912,8 +917,7 @@ static void *rx_thread(void *arg)
 					rx->order_breaks++;
 				rx->last[m->ack] = m->seq;
 			}
-			if (rx->pad_len)
-				check_burst_payload(rx, m);
+			check_burst_payload(rx, m);
 			rx->got++;
 		}
 		rx->last_rx = now_s();
@@ -979,6 +983,7 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 		rx->stop = 1;
 		pthread_join(th, NULL);
 		started = 0;
+		CHECK(cn_stats(rx->s, &rx->st) == 0, "cn_stats");
 	}
 out:
 	if (started) {
@@ -989,39 +994,131 @@ out:
 	return rc;
 }
 
+/*
+ * What every CBUS burst must show: all accepted messages arrived intact,
+ * in order per CPU (nothing is sent around the queue), the counters add
+ * up, refusals were -ENOBUFS and counted, and libcn walked the batched
+ * datagrams message by message (its counters agree with what it returned).
+ */
+static int check_burst(const char *what, unsigned int count, const struct burst_req *res,
+		       const struct kstat *k0, const struct kstat *k1, const struct rx *rx)
+{
+	uint64_t ins = k1->inserted - k0->inserted, sent = k1->sent - k0->sent;
+	uint64_t direct = k1->sent_direct - k0->sent_direct, dropped = k1->dropped - k0->dropped;
+	uint64_t refused = k1->refused_cbus - k0->refused_cbus;
+	uint64_t over = k1->overflowed - k0->overflowed;
+	int rc = 0;
+
+	info("%s %u x %u cpus: inserted %" PRIu64 " (overflowed %" PRIu64 ") sent %" PRIu64
+	     " direct %" PRIu64 " dropped %" PRIu64 " refused %" PRIu64 " (ENOBUFS %" PRIu64
+	     ") received %" PRIu64 " in %" PRIu64 " datagrams, overruns %" PRIu64
+	     " order breaks %" PRIu64 " bad payloads %" PRIu64,
+	     what, count, res->cpus, ins, over, sent, direct, dropped, refused, res->enobufs,
+	     rx->got, rx->st.datagrams, rx->overruns, rx->order_breaks, rx->bad_payload);
+	CHECK(res->cpus == (uint32_t)ncpus, "cpus %u", res->cpus);
+	CHECK(res->inserted + res->refused == (uint64_t)count * res->cpus, "reply counts");
+	CHECK(ins == res->inserted, "inserted %" PRIu64 " reply %" PRIu64, ins, res->inserted);
+	CHECK(refused == res->refused, "refused counter %" PRIu64 " reply %" PRIu64, refused,
+	      res->refused);
+	CHECK(res->enobufs == res->refused, "refusals other than -ENOBUFS");
+	CHECK(direct == 0, "%" PRIu64 " sent around the queue", direct);
+	CHECK(dropped == 0, "%" PRIu64 " dropped", dropped);
+	CHECK(ins == sent + dropped, "accounting");
+	CHECK(!rx->overruns, "listener overran");
+	CHECK(rx->got == sent, "received %" PRIu64 " of %" PRIu64, rx->got, sent);
+	CHECK(rx->order_breaks == 0, "per-CPU order broken");
+	CHECK(rx->bad_payload == 0, "%" PRIu64 " payloads differ", rx->bad_payload);
+	CHECK(rx->st.messages == rx->all, "libcn counted %" PRIu64 " messages, returned %" PRIu64,
+	      (uint64_t)rx->st.messages, (uint64_t)rx->all);
+	CHECK(rx->st.datagrams <= rx->st.messages, "more datagrams than messages");
+out:
+	return rc;
+}
+
 static int t_cbus_burst(uint32_t flags, unsigned int count)
 {
 	struct kstat k0, k1;
 	struct burst_req res;
 	struct rx rx;
-	uint64_t ins, sent, direct, dropped;
 	int rc;
 
 	rc = burst(count, flags, 0, 64 << 20, 1, &rx, &k0, &k1, &res);
 	if (rc)
 		goto out;
-	ins = k1.inserted - k0.inserted;
-	sent = k1.sent - k0.sent;
-	direct = k1.sent_direct - k0.sent_direct;
-	dropped = k1.dropped - k0.dropped;
-	info("burst %u x %u cpus%s: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64
-	     " dropped %" PRIu64 " received %" PRIu64 " overruns %" PRIu64 " order breaks %" PRIu64,
-	     count, res.cpus, flags & T_BURST_HARDIRQ ? " (hard IRQ)" : "", ins, sent, direct,
-	     dropped, rx.got, rx.overruns, rx.order_breaks);
-	CHECK(res.cpus == (uint32_t)ncpus, "cpus %u", res.cpus);
-	CHECK(res.inserted + res.refused == (uint64_t)count * res.cpus, "reply counts");
+	rc = check_burst(flags & T_BURST_HARDIRQ ? "burst (hard IRQ)" : "burst", count, &res, &k0,
+			 &k1, &rx);
+	if (rc)
+		goto out;
+	/* 3,000 per CPU from hard IRQ fit in the default ring + budget. */
 	CHECK(res.refused == 0, "refused %" PRIu64, res.refused);
-	CHECK(ins == res.inserted, "inserted %" PRIu64 " reply %" PRIu64, ins, res.inserted);
-	CHECK(ins == sent + direct + dropped, "accounting");
-	if (!(flags & T_BURST_HARDIRQ))
-		CHECK(dropped == 0, "dropped in process context");
-	if (rx.overruns)
-		CHECK(rx.got < sent + direct, "overrun reported but all arrived");
-	else
-		CHECK(rx.got == sent + direct, "received %" PRIu64 " of %" PRIu64, rx.got,
-		      sent + direct);
-	if (!direct && !rx.overruns)
-		CHECK(rx.order_breaks == 0, "per-CPU order broken without overflow");
+	/* From hard IRQ, 64 inserts per interrupt queue up before the worker runs. */
+	if (flags & T_BURST_HARDIRQ)
+		CHECK(rx.st.datagrams < rx.st.messages, "%" PRIu64 " messages in as many datagrams",
+		      (uint64_t)rx.st.messages);
+out:
+	cn_close(rx.s);
+	return rc;
+}
+
+/*
+ * One interrupt per CPU inserts more small messages than the ring holds
+ * (the worker cannot run in between): the rest go to the overflow budget,
+ * nothing is refused, everything arrives in order, packed into datagrams.
+ */
+static int t_cbus_ring_overflow_order(void)
+{
+	struct kstat ks, k0, k1;
+	struct burst_req res;
+	struct rx rx = { 0 };
+	unsigned int count;
+	int rc = 0;
+
+	CHECK(kstat_get(&ks) == 0, "kstat");
+	/* A "cpu=C burst=N" record takes 48 bytes; the ring 128 per cbus_qlen. */
+	count = ks.cbus_qlen * 128 / 48 + 200;
+	CHECK((uint64_t)count * 48 < (uint64_t)ks.cbus_qlen * 128 + ks.cbus_budget,
+	      "budget %u too small for this test", ks.cbus_budget);
+	rc = burst(count, T_BURST_HARDIRQ | T_BURST_ONEIRQ, 0, 64 << 20, 1, &rx, &k0, &k1, &res);
+	if (rc)
+		goto out;
+	rc = check_burst("one interrupt past the ring", count, &res, &k0, &k1, &rx);
+	if (rc)
+		goto out;
+	CHECK(res.refused == 0, "refused %" PRIu64, res.refused);
+	CHECK(k1.overflowed - k0.overflowed >= (uint64_t)res.cpus * 200, "overflowed %" PRIu64,
+	      k1.overflowed - k0.overflowed);
+	CHECK(rx.st.datagrams < rx.st.messages, "not batched");
+out:
+	cn_close(rx.s);
+	return rc;
+}
+
+/*
+ * One interrupt per CPU inserts more bytes (half of the messages 1 KiB)
+ * than ring and budget hold: the excess is refused with -ENOBUFS and
+ * counted, what was accepted arrives intact and in order.
+ */
+static int t_cbus_budget_refused(void)
+{
+	enum { LEN = 1024 };
+	struct kstat ks, k0, k1;
+	struct burst_req res;
+	struct rx rx = { 0 };
+	unsigned int count;
+	int rc = 0;
+
+	CHECK(kstat_get(&ks) == 0, "kstat");
+	/* Records: 48 bytes (even seq), 1056 (odd seq); 552 on average. */
+	count = (unsigned int)(((uint64_t)ks.cbus_qlen * 128 + ks.cbus_budget) / 500 + 100);
+	CHECK(count <= 16384, "ring + budget too large for this test");
+	rc = burst(count, T_BURST_HARDIRQ | T_BURST_ONEIRQ, LEN, 64 << 20, 1, &rx, &k0, &k1, &res);
+	if (rc)
+		goto out;
+	rc = check_burst("one interrupt past the budget", count, &res, &k0, &k1, &rx);
+	if (rc)
+		goto out;
+	CHECK(res.refused > 0, "nothing refused");
+	CHECK(rx.big > 0, "no large message arrived");
 out:
 	cn_close(rx.s);
 	return rc;
@@ -1628,6 +1725,8 @@ int main(int argc, char **argv)
 		reload_test_module("period_ms=0");
 	run("cbus_burst_process", t_cbus_burst_process, argc, argv);
 	run("cbus_burst_hardirq", t_cbus_burst_hardirq, argc, argv);
+	run("cbus_ring_overflow_order", t_cbus_ring_overflow_order, argc, argv);
+	run("cbus_budget_refused", t_cbus_budget_refused, argc, argv);
 	run("cbus_mixed_sizes", t_cbus_mixed_sizes, argc, argv);
 	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
