@@ -8,9 +8,13 @@
  *    cnbus_insert() on each CPU (local_clock(), preemption off) and the
  *    drain of every insert batch (last insert to cnbus_flush() return).
  *    One listener on group 0x123 reads everything, as a real subscriber.
- * 2. a burst from every CPU at once at the module's queue length (default
- *    1024): cnbus_test's 0x123.0x458 from process context, then from hard
- *    IRQ; the counters' deltas (inserted, sent, sent_direct, dropped) and
+ *    The same measurement again with one datagram per message (cnbus's
+ *    cbus_batch set to 1 through sysfs, then restored): the drain rate
+ *    of batched datagrams against the one-skb-per-message rate, side by
+ *    side in one run.
+ * 2. a burst from every CPU at once at the module's defaults: cnbus_test's
+ *    0x123.0x458 from process context, then from hard IRQ; the counters'
+ *    deltas (inserted, sent, sent_direct, dropped, refused, overflowed) and
  *    what the listener received.
  *
  * Usage: cbus_bench COUNT BATCH LEN BURST BURST_IRQ [LARGE_LEN]
@@ -39,6 +43,7 @@
 #define T_BURST	   0x458
 #define T_BENCH	   0x45a
 #define BENCH_CPUS 16
+#define BATCH_PARAM "/sys/module/cnbus/parameters/cbus_batch"
 
 struct bench_cpu {
 	uint32_t cpu, pad;
@@ -55,6 +60,7 @@ struct bench_req {
 struct burst_req {
 	uint32_t count, flags, cpus, len;
 	uint64_t inserted, refused;
+	uint64_t enobufs;
 };
 
 static int unit;
@@ -178,6 +184,50 @@ static int run_bench(const char *tag, struct cn_sock *c, struct rx *rx, uint32_t
 	return 0;
 }
 
+/* Write cnbus's cbus_batch (messages per datagram); returns 0 or -errno. */
+static int set_batch(const char *val)
+{
+	FILE *f = fopen(BATCH_PARAM, "w");
+	int r = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs(val, f) < 0)
+		r = -EIO;
+	if (fclose(f))
+		r = -errno;
+	return r;
+}
+
+/* The bench once more with one datagram per message, then cbus_batch back. */
+static int run_single(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t batch,
+		      uint32_t len)
+{
+	char old[32] = "";
+	FILE *f = fopen(BATCH_PARAM, "r");
+	int rc;
+
+	if (!f || !fgets(old, sizeof(old), f)) {
+		printf("Bail out! cannot read %s\n", BATCH_PARAM);
+		if (f)
+			fclose(f);
+		return 1;
+	}
+	fclose(f);
+	old[strcspn(old, "\n")] = '\0';
+	if (set_batch("1")) {
+		printf("Bail out! cannot write %s\n", BATCH_PARAM);
+		return 1;
+	}
+	printf("# cbus_batch %s -> 1 (one datagram per message)\n", old);
+	rc = run_bench("single", c, rx, count, batch, len);
+	if (set_batch(old)) {
+		printf("Bail out! cannot restore %s\n", BATCH_PARAM);
+		return 1;
+	}
+	return rc;
+}
+
 static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t flags)
 {
 	unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
@@ -210,11 +260,13 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 	direct = k1.sent_direct - k0.sent_direct;
 	dropped = k1.dropped - k0.dropped;
 	wait_rx(rx, &rx->burst, rx0 + sent + direct);
-	printf("BENCH burst ctx=%s per_cpu=%u cpus=%u qlen=%u inserted=%" PRIu64 " refused=%" PRIu64
-	       " sent=%" PRIu64 " sent_direct=%" PRIu64 " dropped=%" PRIu64 " received=%" PRIu64
-	       " overruns=%" PRIu64 " wall_s=%.2f\n",
-	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, ins, res.refused,
-	       sent, direct, dropped, rx->burst - rx0, rx->overruns - ov0, now_s() - t0);
+	printf("BENCH burst ctx=%s per_cpu=%u cpus=%u qlen=%u budget=%u inserted=%" PRIu64
+	       " refused=%" PRIu64 " enobufs=%" PRIu64 " overflowed=%" PRIu64 " sent=%" PRIu64
+	       " sent_direct=%" PRIu64 " dropped=%" PRIu64 " received=%" PRIu64 " overruns=%" PRIu64
+	       " wall_s=%.2f\n",
+	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, k1.cbus_budget, ins,
+	       res.refused, res.enobufs, k1.overflowed - k0.overflowed, sent, direct, dropped,
+	       rx->burst - rx0, rx->overruns - ov0, now_s() - t0);
 	return 0;
 }
 
@@ -246,8 +298,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	unit = (int)ks.unit;
-	printf("# cnbus %s unit %u cbus_qlen %u cpus %u\n", ks.version, ks.unit, ks.cbus_qlen,
-	       ks.ncpus);
+	printf("# cnbus %s unit %u cbus_qlen %u cbus_budget %u cpus %u\n", ks.version, ks.unit,
+	       ks.cbus_qlen, ks.cbus_budget, ks.ncpus);
 
 	c = cn_open(unit, NULL);
 	rx.s = cn_open(unit, &(struct cn_open_opts){ .sz = sizeof(struct cn_open_opts),
@@ -266,6 +318,8 @@ int main(int argc, char **argv)
 	rc = run_bench("warmup", c, &rx, batch, batch, len);
 	if (!rc)
 		rc = run_bench("bench", c, &rx, count, batch, len);
+	if (!rc)
+		rc = run_single(c, &rx, count, batch, len);
 	if (!rc && large)
 		rc = run_bench("large", c, &rx, count / 4 ? count / 4 : 1, batch, large);
 	if (!rc && burst)
