@@ -86,22 +86,26 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
 
 /**
  * cnbus_insert() - queue a message for asynchronous multicast (CBUS).
- * @msg: the message; copied at once with @gfp.
- * @gfp: allocation flags of the caller's context (GFP_ATOMIC in IRQ or
- *       under a spinlock).
+ * @msg: the message; copied into the current CPU's queue.
+ * @gfp: the caller's context: when it allows blocking (GFP_KERNEL) and
+ *       the CPU's queue is full, the call waits for the queue's worker
+ *       instead of failing. Nothing is allocated.
  *
- * Usable from any context except NMI, including hard IRQ. The message goes
- * to the group of the callback registered for msg->id and is queued on the
- * current CPU; a per-CPU worker sends it. Messages inserted on one CPU are
- * sent in order; there is no order between CPUs, so carry the CPU id in the
- * payload. When the CPU's queue is full (module parameter cbus_qlen) the
- * message is sent directly from the caller's context instead, which may
- * overtake messages still queued; in hard IRQ or with interrupts disabled,
- * where netlink delivery is not safe, it is dropped and counted instead.
+ * Usable from any context except NMI, including hard IRQ and with
+ * interrupts off, on PREEMPT_RT too (a raw spinlock and a copy into
+ * preallocated memory). The message goes to the group of the callback
+ * registered for msg->id and is queued on the current CPU; a per-CPU worker
+ * sends it, packed with the messages queued after it for the same group
+ * into one datagram (module parameter cbus_batch). Messages inserted on one
+ * CPU are sent in that order, always (nothing is sent from the caller's
+ * context); there is no order between CPUs, so carry the CPU id in the
+ * payload. The queue holds cbus_qlen small messages plus cbus_budget bytes.
  *
- * Return: 0 when accepted (it then counts as inserted and ends up sent,
- * sent directly or dropped), -ENODEV (no callback for msg->id), -EINVAL,
- * -ENOMEM, -ESHUTDOWN (the module is unloading).
+ * Return: 0 when accepted (it then counts as inserted and ends up sent, or
+ * dropped if the worker finds no memory), -ENOBUFS (queue full and @gfp does
+ * not allow waiting; counted as refused), -EMSGSIZE (larger than the whole
+ * queue), -ENODEV (no callback for msg->id), -EINVAL, -ESHUTDOWN (the
+ * module is unloading).
  */
 int cnbus_insert(const struct cn_msg *msg, gfp_t gfp);
 
