@@ -243,8 +243,8 @@ static void cnbus_test_burst_irq(struct irq_work *iw)
 {
 	struct cnbus_test_cpu *c = container_of(iw, struct cnbus_test_cpu, iw);
 	unsigned int cpu = smp_processor_id();
-	u32 batch = c->flags & CNBUS_TEST_BURST_ONEIRQ ? CNBUS_TEST_ONEIRQ_MAX
-						       : CNBUS_TEST_IRQ_BATCH;
+	u32 batch =
+	    c->flags & CNBUS_TEST_BURST_ONEIRQ ? CNBUS_TEST_ONEIRQ_MAX : CNBUS_TEST_IRQ_BATCH;
 	u32 end = min(c->count, c->next + batch);
 	int err;
 

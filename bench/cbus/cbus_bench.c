@@ -39,10 +39,10 @@
 
 #include "kstat.h"
 
-#define T_IDX	   0x123
-#define T_BURST	   0x458
-#define T_BENCH	   0x45a
-#define BENCH_CPUS 16
+#define T_IDX	    0x123
+#define T_BURST	    0x458
+#define T_BENCH	    0x45a
+#define BENCH_CPUS  16
 #define BATCH_PARAM "/sys/module/cnbus/parameters/cbus_batch"
 
 struct bench_cpu {
@@ -264,8 +264,8 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 	       " refused=%" PRIu64 " enobufs=%" PRIu64 " overflowed=%" PRIu64 " sent=%" PRIu64
 	       " sent_direct=%" PRIu64 " dropped=%" PRIu64 " received=%" PRIu64 " overruns=%" PRIu64
 	       " wall_s=%.2f\n",
-	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, k1.cbus_budget, ins,
-	       res.refused, res.enobufs, k1.overflowed - k0.overflowed, sent, direct, dropped,
+	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, k1.cbus_budget,
+	       ins, res.refused, res.enobufs, k1.overflowed - k0.overflowed, sent, direct, dropped,
 	       rx->burst - rx0, rx->overruns - ov0, now_s() - t0);
 	return 0;
 }
