@@ -41,11 +41,13 @@ static void kmod_usage(FILE *f)
 		"\n"
 		"Options:\n"
 		"  -j, --json   one JSON object: unit, version, groups, max_notify,\n"
-		"               notify_count, cbus_qlen, received, dispatched, refused\n"
+		"               notify_count, cbus_qlen, cbus_budget, received,\n"
+		"               dispatched, refused\n"
 		"               {short, truncated, bad_len, oversize, no_callback,\n"
 		"               notify_inval, notify_perm, notify_full, cbus_shutdown},\n"
 		"               truncated, callbacks [{idx, val, name}], cpus [{cpu,\n"
-		"               queued, inserted, sent, sent_direct, dropped}]\n"
+		"               queued, inserted, sent, sent_direct, dropped, refused,\n"
+		"               overflowed}]\n"
 		"  -h, --help   this help\n"
 		"\n"
 		"Exit status: 0 ok, 1 runtime error, 2 usage error, 3 permission denied,\n"
@@ -58,8 +60,8 @@ static void print_json(const struct cn_kmod_info *in)
 	printf("{\"unit\":%u,\"version\":", in->unit);
 	json_string(stdout, in->version, sizeof(in->version));
 	printf(",\"groups\":%u,\"max_notify\":%u,\"notify_count\":%u,\"cbus_qlen\":%u,"
-	       "\"received\":%llu,\"dispatched\":%llu,\"refused\":{",
-	       in->groups, in->max_notify, in->notify_count, in->cbus_qlen,
+	       "\"cbus_budget\":%u,\"received\":%llu,\"dispatched\":%llu,\"refused\":{",
+	       in->groups, in->max_notify, in->notify_count, in->cbus_qlen, in->cbus_budget,
 	       (unsigned long long)in->received, (unsigned long long)in->dispatched);
 	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", refusal_names[i],
@@ -76,11 +78,13 @@ static void print_json(const struct cn_kmod_info *in)
 	for (uint32_t i = 0; i < in->ncpus && i < CN_KMOD_MAX_CPUS; i++) {
 		const struct cn_kmod_cpu *c = &in->cpus[i];
 
-		printf("%s{\"cpu\":%u,\"queued\":%u,\"inserted\":%llu,\"sent\":%llu,"
-		       "\"sent_direct\":%llu,\"dropped\":%llu}",
-		       i ? "," : "", c->cpu, c->queued, (unsigned long long)c->inserted,
-		       (unsigned long long)c->sent, (unsigned long long)c->sent_direct,
-		       (unsigned long long)c->dropped);
+		printf(
+		    "%s{\"cpu\":%u,\"queued\":%u,\"inserted\":%llu,\"sent\":%llu,"
+		    "\"sent_direct\":%llu,\"dropped\":%llu,\"refused\":%llu,\"overflowed\":%llu}",
+		    i ? "," : "", c->cpu, c->queued, (unsigned long long)c->inserted,
+		    (unsigned long long)c->sent, (unsigned long long)c->sent_direct,
+		    (unsigned long long)c->dropped, (unsigned long long)c->refused,
+		    (unsigned long long)c->overflowed);
 	}
 	fputs("]}\n", stdout);
 }
@@ -96,15 +100,17 @@ static void print_text(const struct cn_kmod_info *in)
 	for (uint32_t i = 0; i < in->ncallbacks && i < CN_KMOD_MAX_CALLBACKS; i++)
 		printf("  0x%x.0x%x  %.*s\n", in->callbacks[i].idx, in->callbacks[i].val,
 		       (int)sizeof(in->callbacks[i].name), in->callbacks[i].name);
-	printf("cbus (queue bound %u per cpu):\n", in->cbus_qlen);
-	printf("  %4s %8s %12s %12s %12s %10s\n", "CPU", "QUEUED", "INSERTED", "SENT",
-	       "SENT_DIRECT", "DROPPED");
+	printf("cbus (ring of %u small messages + %u bytes of overflow per cpu):\n", in->cbus_qlen,
+	       in->cbus_budget);
+	printf("  %4s %8s %12s %12s %12s %10s %10s %12s\n", "CPU", "QUEUED", "INSERTED", "SENT",
+	       "SENT_DIRECT", "DROPPED", "REFUSED", "OVERFLOWED");
 	for (uint32_t i = 0; i < in->ncpus && i < CN_KMOD_MAX_CPUS; i++) {
 		const struct cn_kmod_cpu *c = &in->cpus[i];
 
-		printf("  %4u %8u %12llu %12llu %12llu %10llu\n", c->cpu, c->queued,
+		printf("  %4u %8u %12llu %12llu %12llu %10llu %10llu %12llu\n", c->cpu, c->queued,
 		       (unsigned long long)c->inserted, (unsigned long long)c->sent,
-		       (unsigned long long)c->sent_direct, (unsigned long long)c->dropped);
+		       (unsigned long long)c->sent_direct, (unsigned long long)c->dropped,
+		       (unsigned long long)c->refused, (unsigned long long)c->overflowed);
 	}
 	fputs("refused:", stdout);
 	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
