@@ -305,7 +305,7 @@ int cnbus_cbus_init(void)
 		if (!q->ring)
 			goto out_free_rings;
 	}
-	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM, 0);
+	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM | CNBUS_WQ_PERCPU, 0);
 	if (!cnbus_cbus_wq)
 		goto out_free_rings;
 	return 0;

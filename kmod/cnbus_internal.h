@@ -12,6 +12,7 @@
 #include <linux/skbuff.h>
 
 #include "cnbus.h"
+#include "cnbus_compat.h"
 
 #define CNBUS_VERSION  "0.1.0"
 #define CNBUS_NAME_LEN 32

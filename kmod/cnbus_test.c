@@ -47,14 +47,10 @@
 #include <linux/cpu.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
-#include <linux/version.h>
+#include <linux/sched/clock.h>
 
 #include "cnbus.h"
-
-/* timer_delete_sync(): 6.2, backported to 6.1.84; del_timer_sync() left in 6.15. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 84)
-#define timer_delete_sync(t) del_timer_sync(t)
-#endif
+#include "cnbus_compat.h"
 
 #define CNBUS_TEST_IDX		 0x123
 #define CNBUS_TEST_ECHO_A	 0x456
