@@ -211,7 +211,7 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 		local_irq_restore(flags);
 		if (skb)
 			dev_kfree_skb_any(skb);
-		cnbus_refuse(CNBUS_REFUSED_CBUS_SHUTDOWN);
+		cnbus_refuse(CNBUS_REFUSED_A_CBUS_SHUTDOWN);
 		return -ESHUTDOWN;
 	}
 	q->inserted++;
