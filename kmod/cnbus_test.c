@@ -2,12 +2,12 @@
 /*
  * cnbus_test.c - test module for cnbus (the 2005 cn_test.c, rebuilt).
  *
- * 0x123.0x456, 0x123.0x457: echo. The reply goes to the sender's port with
- *     the same seq, ack + 1 and the same payload.
  * The ids and request structs are in include/libcn/cnbus_test.h. Bursts and
  * benches need CAP_NET_ADMIN and their counts are bounded: they hold locks
  * and CPUs for as long as they run, and unload waits for them.
  *
+ * 0x123.0x456, 0x123.0x457: echo. The reply goes to the sender's port with
+ *     the same seq, ack + 1 and the same payload.
  * 0x123.0x458: burst control. Payload: struct cnbus_test_burst (or just the
  *     __u32 count). Every online CPU inserts count CBUS messages with id
  *     0x123.0x458, seq = 0..count-1, ack = cpu, payload text
