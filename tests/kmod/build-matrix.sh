@@ -28,6 +28,7 @@ missing=""
 
 # newest PATTERN [-rt]: the newest installed Debian headers matching PATTERN.
 newest() {
+	# shellcheck disable=SC2012,SC2086 # $1 is a glob
 	ls -d /lib/modules/$1/build 2>/dev/null | sed 's|^/lib/modules/||; s|/build$||' |
 		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi |
 		sort -V | tail -n 1

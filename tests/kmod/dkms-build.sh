@@ -34,6 +34,7 @@ command -v make >/dev/null || skip "make not installed"
 # newest PATTERN [-rt]: the newest installed kernel whose headers match
 # PATTERN, of the plain or (-rt) the PREEMPT_RT flavour.
 newest() {
+	# shellcheck disable=SC2012,SC2086 # $1 is a glob
 	ls -d /lib/modules/$1/build 2>/dev/null | sed 's|^/lib/modules/||; s|/build$||' |
 		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi |
 		sort -V | tail -n 1
