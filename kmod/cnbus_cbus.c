@@ -322,7 +322,7 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 		raw_spin_lock(&q->lock);
 		if (unlikely(q->shutdown)) {
 			raw_spin_unlock_irqrestore(&q->lock, flags);
-			cnbus_refuse(CNBUS_REFUSED_CBUS_SHUTDOWN);
+			cnbus_refuse(CNBUS_REFUSED_A_CBUS_SHUTDOWN);
 			return -ESHUTDOWN;
 		}
 		rec = cnbus_cbus_reserve(q, size);
@@ -433,7 +433,7 @@ int cnbus_cbus_init(void)
 		if (!q->buf)
 			goto out_free_rings;
 	}
-	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM, 0);
+	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM | CNBUS_WQ_PERCPU, 0);
 	if (!cnbus_cbus_wq)
 		goto out_free_rings;
 	return 0;
