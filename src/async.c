@@ -413,7 +413,7 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 	a = s->async;
 	for (;;) {
 		struct cn_message m;
-		int r = cn__walk_inline(s, &m);
+		int r = cn__walk(s, &m);
 
 		if (r == 1) {
 			uint32_t slot;

@@ -165,15 +165,15 @@ void cn__keep(struct cn_sock *s, const struct cn_message *m)
 		s->handler(m, s->handler_arg);
 		return;
 	}
-	int was_lost = s->backlog.lost;
+	int r = cn__backlog_push(&s->backlog, m);
 
-	if (cn__backlog_push(&s->backlog, m) == 0) {
+	if (r == 0) {
 		s->st.kept++;
 		return;
 	}
 	s->st.kept_lost++;
 	/* Reported as one -ENOBUFS, as an overrun of the socket would be. */
-	if (!was_lost)
+	if (r < 0)
 		s->proc.st.overruns++;
 }
 
@@ -205,11 +205,13 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		if (r == 0)
 			cn__keep(s, &m);
 		else if (r == -ENOBUFS)
-			s->backlog.lost = 1; /* cn_recv reports it after the kept messages */
+			cn__backlog_note_lost(
+			    &s->backlog); /* cn_recv reports it after the kept messages */
 		else if (r == -EAGAIN)
 			break;
-		else if (r != -EBADMSG && r != -EMSGSIZE && !s->backlog.err)
-			s->backlog.err = r; /* a kernel NLMSG_ERROR: cn_recv reports it */
+		else if (r != -EBADMSG && r != -EMSGSIZE)
+			cn__backlog_note_err(&s->backlog,
+					     r); /* a kernel NLMSG_ERROR: cn_recv reports it */
 	}
 
 	r = send_msg(s, req, 0, flags);
