@@ -96,6 +96,16 @@ struct cn_sock {
 	 * compiler tests the two adjacent ints with one compare. */
 	int pktinfo;
 
+	/* The acked send waiting for its NLMSG_ERROR (CN_SEND_ACK): armed
+	 * while it waits; the walk (recv.c) takes the answer echoing seq and
+	 * our port, sets done and err (0 or -errno) and disarms it. */
+	struct {
+		uint32_t seq;
+		int armed;
+		int done;
+		int err;
+	} ack;
+
 	struct cn_backlog backlog;
 	cn_handler_fn handler;
 	void *handler_arg;

@@ -175,6 +175,31 @@ static inline int parse_next(const void *buf, size_t len, size_t *offset, const 
 	}
 }
 
+/*
+ * Is the NLMSG_ERROR at `off` of buf the answer to the acked send the socket
+ * waits for (CN_SEND_ACK, message.c)? It must come from the kernel and echo
+ * the request's header: its nlmsg_seq and our port. Then it is taken: its
+ * error (0 for success) goes to s->ack and it is not returned. 1: taken.
+ */
+static __attribute__((noinline)) int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off,
+					      uint32_t port)
+{
+	struct nlmsghdr nlh;
+	struct nlmsgerr e;
+
+	memcpy(&nlh, buf + off, sizeof(nlh));
+	if (port != 0 || nlh.nlmsg_type != NLMSG_ERROR || nlh.nlmsg_len < NLMSG_HDRLEN + sizeof(e))
+		return 0;
+	memcpy(&e, buf + off + NLMSG_HDRLEN, sizeof(e));
+	if (nlh.nlmsg_seq != s->ack.seq || e.msg.nlmsg_seq != s->ack.seq ||
+	    e.msg.nlmsg_pid != s->port)
+		return 0;
+	s->ack.armed = 0;
+	s->ack.done = 1;
+	s->ack.err = e.error;
+	return 1;
+}
+
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
 static inline int walk(struct cn_sock *s, struct cn_message *out)
 {
@@ -183,6 +208,7 @@ static inline int walk(struct cn_sock *s, struct cn_message *out)
 		const struct msghdr *h = &s->mmsg[i].msg_hdr;
 		const struct sockaddr_nl *from = &s->addrs[i];
 		const struct cn_msg *m;
+		size_t off;
 		int r;
 
 		if (s->rx.offset == 0) {
@@ -198,12 +224,17 @@ static inline int walk(struct cn_sock *s, struct cn_message *out)
 				return -EMSGSIZE;
 			}
 		}
+		off = s->rx.offset;
 		r = parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
 		if (r == 0) {
 			s->rx.next++;
 			s->rx.offset = 0;
 			continue;
 		}
+		/* An ack (-ENODATA) or an error: the awaited one is taken. */
+		if (__builtin_expect(s->ack.armed, 0) && r < 0 && r != -EBADMSG && r != -ENOBUFS &&
+		    take_ack(s, h->msg_iov->iov_base, off, from->nl_pid))
+			continue;
 		if (r == -ENODATA)
 			continue;
 		if (r == -EBADMSG) {
