@@ -150,21 +150,21 @@ static int check_answer(int r, uint32_t group)
 			  "refused");
 		return 0;
 	case -EPERM:
-		cnctl_err("permission denied: kmod refused the notification request (needs "
-			  "CAP_NET_ADMIN)");
+		cnctl_err("permission denied: kmod answered the notification request with "
+			  "EPERM (needs CAP_NET_ADMIN)");
 		return CNCTL_EXIT_PERM;
 	case -ENOSPC:
-		cnctl_err("kmod refused the notification request: its table is full "
-			  "(module parameter max_notify)");
+		cnctl_err("kmod answered the notification request with ENOSPC: its table is "
+			  "full (module parameter max_notify)");
 		return CNCTL_EXIT_ERROR;
 	case -EEXIST:
-		cnctl_err("kmod refused the notification request: the same ranges already "
-			  "report to group %u",
+		cnctl_err("kmod answered the notification request with EEXIST: the same ranges "
+			  "already report to group %u",
 			  group);
 		return CNCTL_EXIT_ERROR;
 	case -EINVAL:
-		cnctl_err("kmod refused the notification request as malformed (is group %u "
-			  "beyond kmod's groups?)",
+		cnctl_err("kmod answered the notification request with EINVAL: malformed (is "
+			  "group %u beyond kmod's groups?)",
 			  group);
 		return CNCTL_EXIT_ERROR;
 	case -ENOBUFS:
