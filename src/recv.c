@@ -415,7 +415,7 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	unsigned int n;
 	int got;
 
-	if (__builtin_expect(!s | !out | !max | (flags & ~CN_RECV_DONTWAIT), 0))
+	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
 	n = max < s->nslots ? max : s->nslots;
 	/* Branch-free: one test for the cases the walk handles (something
