@@ -304,6 +304,8 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 				cn__keep(s, &m);
 			else if (r == -ENOBUFS)
 				cn__backlog_note_lost(&s->backlog);
+			else if (r != -EAGAIN && r != -EBADMSG && r != -EMSGSIZE)
+				cn__backlog_note_err(&s->backlog, r);
 			return cn_ret(s->ack.err);
 		}
 		if (r == 0) {
