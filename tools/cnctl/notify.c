@@ -54,7 +54,7 @@ static void notify_usage(FILE *f)
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout),\n"
 		"1 runtime error (also: kmod refused the request as malformed, because its\n"
 		"table is full or the same request exists), 2 usage error, 3 permission\n"
-		"denied (no CAP_NET_ADMIN; kmod's answer to the request says which),\n"
+		"denied (kmod answered EPERM: no CAP_NET_ADMIN),\n"
 		"4 kmod not loaded or no such netlink unit, 5 --timeout ran out before\n"
 		"--count notifications.\n");
 }
