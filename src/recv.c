@@ -181,8 +181,7 @@ static inline int parse_next(const void *buf, size_t len, size_t *offset, const 
  * the request's header: its nlmsg_seq and our port. Then it is taken: its
  * error (0 for success) goes to s->ack and it is not returned. 1: taken.
  */
-static __attribute__((noinline)) int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off,
-					      uint32_t port)
+static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, uint32_t port)
 {
 	struct nlmsghdr nlh;
 	struct nlmsgerr e;
