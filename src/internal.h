@@ -91,7 +91,7 @@ struct cn_sock {
 	uint32_t *groups;
 	struct cn_rx_cursor rx;
 	int deferred_err; /* error seen after messages were returned; reported next */
-	/* NETLINK_PKTINFO on: groups from the cmsg (cn__pktinfo_on). Next to
+	/* NETLINK_PKTINFO on: groups from the cmsg (pktinfo_on, socket.c). Next to
 	 * deferred_err: cn_proc_recv tests both for its fast path, and the
 	 * compiler tests the two adjacent ints with one compare. */
 	int pktinfo;
@@ -227,11 +227,6 @@ static inline int cn__backlog_idle(const struct cn_backlog *b)
 {
 	return !b->count && !b->lost && !b->err;
 }
-
-/* socket.c */
-/* Turn NETLINK_PKTINFO on (once; it stays on): control buffers per slot, the
- * groups of datagrams already read kept. Returns 0 or -errno. */
-int cn__pktinfo_on(struct cn_sock *s);
 
 /* async.c */
 void cn__async_free(struct cn_sock *s);
