@@ -163,7 +163,9 @@ CN_EXPORT struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, ui
  * overran before the answer was read (it may have been lost; the message
  * was sent; counted in cn_stats.overruns). Messages that arrive before the
  * answer are kept for cn_recv (or go to the handler) as during cn_request.
- * Other answers and errors met meanwhile are kept for cn_recv too.
+ * Other answers and errors met meanwhile are kept for cn_recv too. The call
+ * reads the socket: like a receive call, it ends the validity of messages
+ * returned before (see top).
  */
 CN_EXPORT int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags);
 
