@@ -310,8 +310,9 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		}
 		if (r == 0) {
 			if (is_reply(req, m.msg, policy)) {
-				s->ack.armed =
-				    0; /* its success answer, if still to come, is skipped */
+				/* Its success answer, if still to come, is
+				 * skipped like any other. */
+				s->ack.armed = 0;
 				*reply = m;
 				return 0;
 			}
