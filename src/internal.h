@@ -191,6 +191,12 @@ static inline void cn__slot0_filled(struct cn_sock *s, ssize_t n)
 int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait);
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
 int cn__walk(struct cn_sock *s, struct cn_message *out);
+/* Up to max messages of the datagrams read so far into out[] (one call for
+ * many: cn_async_complete matches every reply, and a call per message cost
+ * about 15 user-space instructions). Returns how many; *err is 0 when the
+ * walk ran out or stopped at max, else the error it stopped at (taken: the
+ * caller reports it after the messages). */
+int cn__walk_n(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err);
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
 /* Datagrams read and not yet fully walked? */
 static inline int cn__rx_pending(const struct cn_sock *s)

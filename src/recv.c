@@ -200,7 +200,7 @@ static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, ui
 }
 
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
-static inline int walk(struct cn_sock *s, struct cn_message *out)
+static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct cn_message *out)
 {
 	while (s->rx.next < s->rx.count) {
 		uint32_t i = s->rx.next;
@@ -280,6 +280,23 @@ int cn_parse_next(const void *buf, size_t len, size_t *offset, const struct cn_m
 int cn__walk(struct cn_sock *s, struct cn_message *out)
 {
 	return walk(s, out);
+}
+
+int cn__walk_n(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
+{
+	unsigned int n = 0;
+
+	*err = 0;
+	while (n < max) {
+		int r = walk(s, &out[n]);
+
+		if (r <= 0) {
+			*err = r;
+			break;
+		}
+		n++;
+	}
+	return (int)n;
 }
 
 int cn__take_deferred(struct cn_sock *s)
