@@ -101,11 +101,15 @@ static void test_builtin_request_and_unknown_id(void **state)
  * call, so an answer would be there already). */
 static void test_builtin_raw_no_nlmsg_error(void **state)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct cn_msg m;
-		uint32_t op;
-	} __attribute__((packed)) q;
+	/* Built in place: clang refuses a cn_msg (flexible array) inside a
+	 * struct. */
+	union {
+		char b[NLMSG_HDRLEN + sizeof(struct cn_msg) + sizeof(uint32_t)];
+		struct nlmsghdr align;
+	} q;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)q.b;
+	struct cn_msg *m = (struct cn_msg *)(q.b + NLMSG_HDRLEN);
+	uint32_t op = PROC_CN_MCAST_IGNORE;
 	struct sockaddr_nl a = { .nl_family = AF_NETLINK };
 	char buf[8192];
 	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
@@ -114,16 +118,16 @@ static void test_builtin_raw_no_nlmsg_error(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
 	memset(&q, 0, sizeof(q));
-	q.nlh.nlmsg_len = sizeof(q);
-	q.nlh.nlmsg_type = NLMSG_DONE;
-	q.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
-	q.nlh.nlmsg_seq = 77;
-	q.m.id.idx = CN_IDX_PROC;
-	q.m.id.val = CN_VAL_PROC;
-	q.m.len = sizeof(q.op);
-	q.op = PROC_CN_MCAST_IGNORE;
-	assert_int_equal(sendto(fd, &q, sizeof(q), 0, (struct sockaddr *)&a, sizeof(a)),
-			 (ssize_t)sizeof(q));
+	nlh->nlmsg_len = sizeof(q.b);
+	nlh->nlmsg_type = NLMSG_DONE;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	nlh->nlmsg_seq = 77;
+	m->id.idx = CN_IDX_PROC;
+	m->id.val = CN_VAL_PROC;
+	m->len = sizeof(op);
+	memcpy(m->data, &op, sizeof(op));
+	assert_int_equal(sendto(fd, q.b, sizeof(q.b), 0, (struct sockaddr *)&a, sizeof(a)),
+			 (ssize_t)sizeof(q.b));
 	/* Not a member of any group: only a unicast answer could arrive. */
 	errno = 0;
 	assert_int_equal(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), -1);
