@@ -550,8 +550,9 @@ struct cn_notification {
  * (payload not empty, ack not CN_NOTIFY_ADDED/REMOVED). */
 CN_EXPORT int cn_notify_decode(const struct cn_msg *msg, struct cn_notification *n);
 
-/* Check a control message payload (as kmod does): returns 0 if `data`/`len`
- * is a well-formed struct cn_ctl_msg, -EBADMSG otherwise. */
+/* Check a control message payload with kmod's own check (cn_ctl_msg_valid in
+ * libcn/proto.h): returns 0 if `data`/`len` is a well-formed struct
+ * cn_ctl_msg, -EBADMSG otherwise. */
 CN_EXPORT int cn_notify_validate(const void *data, size_t len);
 
 /* ------------------------------------------------------------------------ */
@@ -590,6 +591,9 @@ enum cn_kmod_refusal {
 	CN_KMOD_REFUSED_NOTIFY_PERM,   /* notification request without CAP_NET_ADMIN */
 	CN_KMOD_REFUSED_NOTIFY_FULL,   /* the bound on notification requests was reached */
 	CN_KMOD_REFUSED_CBUS_SHUTDOWN, /* CBUS insert while unloading */
+	CN_KMOD_REFUSED_NOTIFY_EXISTS, /* the same notification request is held already */
+	CN_KMOD_REFUSED_NOTIFY_NOENT,  /* a notification removal matched no request */
+	CN_KMOD_REFUSED_NOMEM,	       /* kmod had no memory to handle the message */
 	CN_KMOD_REFUSED_COUNT
 };
 
@@ -602,9 +606,11 @@ struct cn_kmod_info {
 	uint32_t notify_count; /* notification requests held now */
 	uint32_t cbus_qlen;    /* bound on each per-CPU CBUS queue */
 	uint64_t received;     /* messages received from userspace */
-	uint64_t dispatched;   /* messages that reached a callback */
+	uint64_t dispatched;   /* messages that reached a callback or took effect */
+	/* received == dispatched + the refused[] except CBUS_SHUTDOWN */
 	uint64_t refused[CN_KMOD_REFUSED_COUNT];
-	int truncated; /* more callbacks or CPUs than fit below */
+	uint64_t reply_dropped; /* callback replies lost: the receiver's buffer was full */
+	int truncated;		/* more callbacks or CPUs than fit below */
 	uint32_t ncallbacks;
 	struct cn_kmod_callback callbacks[CN_KMOD_MAX_CALLBACKS];
 	uint32_t ncpus;
