@@ -434,7 +434,7 @@ static int t_send_ack(void)
 	int rc = 0, r, echoes = 0;
 
 	CHECK(s, "cn_open");
-	q = cn_msg_init(buf, sizeof(buf), T_IDX, T_ECHO_A, "acked", 6);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, "acked", 6);
 	/* The echo callback replies during the send, before kmod's answer:
 	 * the reply is kept, the answer taken. */
 	r = cn_send(s, q, CN_SEND_ACK);
@@ -443,13 +443,13 @@ static int t_send_ack(void)
 	r = cn_recv(s, &m, CN_RECV_DONTWAIT);
 	CHECK(r == 0 && m.msg->seq == q->seq && m.msg->ack == q->ack + 1, "echo kept: %d", r);
 	echoes++;
-	q = cn_msg_init(buf, sizeof(buf), 0x999, 0x4, "x", 2);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_UNKNOWN, 0x4, "x", 2);
 	r = cn_send(s, q, CN_SEND_ACK);
 	CHECK(r == -ENODEV && errno == ENODEV, "cn_send(no callback, ACK) %d", r);
-	q = cn_msg_init(buf, sizeof(buf), T_IDX, T_ECHO_B, "req", 4);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B, "req", 4);
 	r = cn_request(s, q, CN_SEND_ACK, CN_MATCH_STRICT, 5000, &rep);
 	CHECK(r == 0 && rep.msg->len == 4, "cn_request(echo, ACK) %d", r);
-	q = cn_msg_init(buf, sizeof(buf), 0x999, 0x5, "x", 2);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_UNKNOWN, 0x5, "x", 2);
 	r = cn_request(s, q, CN_SEND_ACK, CN_MATCH_STRICT, 60000, &rep);
 	CHECK(r == -ENODEV, "cn_request(no callback, ACK) %d, want -ENODEV (not a timeout)", r);
 	r = cn_recv(s, &m, CN_RECV_DONTWAIT);
