@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include <libcn.h>
+#include <libcn/kmod.h>
 
 /* Exit codes (documented in `cnctl --help`). */
 #define CNCTL_EXIT_OK	   0 /* success, or stopped by SIGINT/SIGTERM or --count */
@@ -135,7 +136,7 @@ int cnctl_msg_build(const char *cmd, const struct cnctl_msg_args *m, void *buf, 
 
 /* Open a socket for o->cmd on o->unit (>= 0), or when it is < 0 on the
  * kernel's connector (NETLINK_CONNECTOR) or, with o->kmod, on the unit kmod
- * reports (cn_kmod_query); with o->rcvbuf the receive buffer is set as
+ * reports (cn_bus_query); with o->rcvbuf the receive buffer is set as
  * cnctl_set_rcvbuf does. batch: cn_open_opts.batch (0: libcn's default).
  * Returns 0 with *out set, or an exit code after printing a one-line error. */
 int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out);
@@ -144,7 +145,7 @@ int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out)
  * net.core.rmem_max caps it. */
 void cnctl_set_rcvbuf(struct cn_sock *s, int bytes);
 
-/* Report a failure of cn_kmod_query (r < 0) and return the exit code. */
+/* Report a failure of cn_bus_query (r < 0) and return the exit code. */
 int cnctl_kmod_err(int r);
 
 /* Print a received message: a line "ID seq=.. ack=.. len=.. flags=..

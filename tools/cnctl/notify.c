@@ -137,40 +137,48 @@ static int in_ranges(const struct cn_range *r, unsigned int n, uint32_t x)
 
 /* kmod's refusal counters around the request: kmod sends no error back
  * (there is no NLM_F_ACK through libcn), so a refusal shows only there. */
-static uint64_t refusals[CN_KMOD_REFUSED_COUNT];
+static uint64_t refusals[CN_BUS_REFUSED_COUNT];
 static int have_refusals;
 
 static void snapshot_refusals(void)
 {
-	static struct cn_kmod_info info;
+	struct cn_bus_info *info;
 
-	have_refusals = cn_kmod_query(&info) == 0;
-	if (have_refusals)
-		memcpy(refusals, info.refused, sizeof(refusals));
+	have_refusals = cn_bus_query(&info) == 0;
+	if (have_refusals) {
+		memcpy(refusals, info->refused, sizeof(refusals));
+		cn_bus_info_free(info);
+	}
 }
 
 /* Returns 0, or the exit code after a one-line error. */
 static int check_refusals(void)
 {
-	static struct cn_kmod_info info;
+	struct cn_bus_info *info;
+	uint64_t now[CN_BUS_REFUSED_COUNT];
+	uint32_t max_notify, groups;
 
-	if (!have_refusals || cn_kmod_query(&info) < 0)
+	if (!have_refusals || cn_bus_query(&info) < 0)
 		return 0;
-	if (info.refused[CN_KMOD_REFUSED_NOTIFY_PERM] > refusals[CN_KMOD_REFUSED_NOTIFY_PERM]) {
+	memcpy(now, info->refused, sizeof(now));
+	max_notify = info->max_notify;
+	groups = info->groups;
+	cn_bus_info_free(info);
+	if (now[CN_BUS_REFUSED_NOTIFY_PERM] > refusals[CN_BUS_REFUSED_NOTIFY_PERM]) {
 		cnctl_err("permission denied: kmod refused the notification request (needs "
 			  "CAP_NET_ADMIN)");
 		return CNCTL_EXIT_PERM;
 	}
-	if (info.refused[CN_KMOD_REFUSED_NOTIFY_FULL] > refusals[CN_KMOD_REFUSED_NOTIFY_FULL]) {
+	if (now[CN_BUS_REFUSED_NOTIFY_FULL] > refusals[CN_BUS_REFUSED_NOTIFY_FULL]) {
 		cnctl_err("kmod refused the notification request: its table is full "
 			  "(max_notify=%u)",
-			  info.max_notify);
+			  max_notify);
 		return CNCTL_EXIT_ERROR;
 	}
-	if (info.refused[CN_KMOD_REFUSED_NOTIFY_INVAL] > refusals[CN_KMOD_REFUSED_NOTIFY_INVAL]) {
+	if (now[CN_BUS_REFUSED_NOTIFY_INVAL] > refusals[CN_BUS_REFUSED_NOTIFY_INVAL]) {
 		cnctl_err("kmod refused the notification request as malformed (kmod has %u "
 			  "groups)",
-			  info.groups);
+			  groups);
 		return CNCTL_EXIT_ERROR;
 	}
 	return 0;
