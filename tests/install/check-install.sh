@@ -90,6 +90,7 @@ done
 [ -x "$prefix/bin/cnctl" ] || fail "cnctl not installed"
 # Each page renders without a warning from man's formatter.
 for page in "$prefix"/share/man/man1/cnctl.1.gz "$prefix"/share/man/man3/*.3.gz; do
+	[ ! -L "$page" ] || continue # a link to a page checked here too
 	warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null || true)
 	[ -z "$warn" ] || { echo "FAIL: $page: $warn"; exit 1; }
 done
