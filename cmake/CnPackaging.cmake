@@ -24,7 +24,7 @@ foreach(pair runtime:libcn0 dev:libcn-dev cnctl:cnctl)
 endforeach()
 
 # The symbols file, from the version nodes of src/libcn.map: each name with
-# the node it is in, the node's version as the minimal package version.
+# the node it is in; node LIBCN_X.Y came with package version X.Y.0.
 file(STRINGS ${PROJECT_SOURCE_DIR}/src/libcn.map cn_map_lines)
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/libcn.map)
 set(cn_symbols "libcn.so.0 libcn0 #MINVER#\n* Build-Depends-Package: libcn-dev\n")
@@ -32,7 +32,7 @@ set(cn_node "")
 foreach(line IN LISTS cn_map_lines)
   if(line MATCHES "^(LIBCN_([0-9.]+)) {")
     set(cn_node ${CMAKE_MATCH_1})
-    set(cn_node_version ${CMAKE_MATCH_2})
+    set(cn_node_version ${CMAKE_MATCH_2}.0)
     string(APPEND cn_symbols " ${cn_node}@${cn_node} ${cn_node_version}\n")
   elseif(cn_node AND line MATCHES "^[ \t]+(cn_[a-z0-9_]+);")
     string(APPEND cn_symbols " ${CMAKE_MATCH_1}@${cn_node} ${cn_node_version}\n")
