@@ -39,14 +39,9 @@ foreach(line IN LISTS cn_map_lines)
   endif()
 endforeach()
 file(WRITE ${cn_deb}/symbols "${cn_symbols}")
-# ldconfig runs through dpkg's trigger; the maintainer scripts replace the
-# ones CPack would write, which call ldconfig directly.
+# ldconfig runs through dpkg's trigger; cmake/CnFixDebs.cmake removes the
+# maintainer scripts CPack adds that call it directly.
 file(WRITE ${cn_deb}/triggers "activate-noawait ldconfig\n")
-foreach(script postinst postrm)
-  file(WRITE ${cn_deb}/${script} "#!/bin/sh\nset -e\n")
-  file(CHMOD ${cn_deb}/${script} PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE
-    GROUP_READ GROUP_EXECUTE WORLD_READ WORLD_EXECUTE)
-endforeach()
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME libcn)
@@ -70,8 +65,7 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME libcn0)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS_POLICY ">=")
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${cn_deb}/symbols ${cn_deb}/triggers
-  ${cn_deb}/postinst ${cn_deb}/postrm)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${cn_deb}/symbols ${cn_deb}/triggers)
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "library for the Linux kernel connector
 libcn talks to the Linux kernel connector (NETLINK_CONNECTOR) from
 userspace: sockets and multicast groups by number, send and receive without
@@ -101,4 +95,5 @@ cnctl prints live process events (fork, exec, exit, ...) from the kernel's
 proc connector, sends, receives and requests connector messages with
 seq/ack genealogy, and shows the cnbus kernel module's callbacks and
 counters, as text or JSON.")
+set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/CnFixDebs.cmake)
 include(CPack)

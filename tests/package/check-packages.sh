@@ -28,16 +28,19 @@ cmake --build "$out/build" -j2 --target cn cn_static cnctl man_pages deb_changel
 (cd "$out" && cpack --config "$out/build/CPackConfig.cmake" -B "$out/debs" >/dev/null 2>&1)
 debs=("$out"/debs/*.deb)
 [ ${#debs[@]} -eq 3 ] || fail "expected 3 packages, got ${#debs[@]}"
-ls "$out"/debs/libcn0-dbgsym_*.ddeb "$out"/debs/cnctl-dbgsym_*.ddeb >/dev/null ||
-	fail "no -dbgsym packages with the split debug symbols"
+ddebs=("$out"/debs/libcn0-dbgsym_*.ddeb "$out"/debs/cnctl-dbgsym_*.ddeb)
+ls "${ddebs[@]}" >/dev/null || fail "no -dbgsym packages with the split debug symbols"
 
-# Lintian: no error on the three packages (warnings are printed).
-lintian --tag-display-limit 0 "${debs[@]}" >"$out/lintian.txt" 2>&1 || true
+# Lintian: no error on the packages, the -dbgsym ones too (warnings are printed).
+lintian --tag-display-limit 0 "${debs[@]}" "${ddebs[@]}" >"$out/lintian.txt" 2>&1 || true
 grep -v '^running with root' "$out/lintian.txt" || true
 errors=$(grep -c '^E:' "$out/lintian.txt" || true)
 [ "$errors" -eq 0 ] || fail "lintian: $errors errors"
 
-# Stripped: no .debug_info left in the shipped binaries.
+# Stripped: no .debug_info left in the shipped binaries; ldconfig runs
+# through a trigger, not maintainer scripts.
+dpkg-deb --ctrl-tarfile "$out"/debs/libcn0_*.deb | tar -t | grep -qx './triggers' ||
+	fail "libcn0 has no ldconfig trigger"
 dpkg-deb -x "$out"/debs/cnctl_*.deb "$out/x"
 dpkg-deb -x "$out"/debs/libcn0_*.deb "$out/x"
 for f in "$out"/x/usr/bin/cnctl "$out"/x/usr/lib/*/libcn.so.0.*; do
