@@ -42,7 +42,7 @@ cc -Wall -Werror "$src/tests/install/consumer.c" -o "$prefix/consumer-static" \
 # find_package(libcn) for the shared library alone needs no libnl .pc file:
 # pkg-config here finds nothing at all.
 mkdir "$prefix/no-pc"
-PKG_CONFIG_LIBDIR=$prefix/no-pc PKG_CONFIG_PATH= cmake -S "$src/tests/install/cmake-consumer" \
+PKG_CONFIG_LIBDIR=$prefix/no-pc PKG_CONFIG_PATH='' cmake -S "$src/tests/install/cmake-consumer" \
 	-B "$prefix/shared-only" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_STATIC=OFF >/dev/null ||
 	fail "find_package(libcn) for libcn::cn needs pkg-config modules"
 cmake --build "$prefix/shared-only" >/dev/null
@@ -71,14 +71,14 @@ fi
 # The exports are exactly the CN_EXPORT functions of the installed headers
 # (src/libcn.map lists each by name), in a LIBCN_ version node.
 exported=$(nm -D --defined-only "$so" | awk '$2 == "T" {print $3}' | sort)
-names=$(printf '%s\n' $exported | sed 's/@.*//' | sort)
+names=$(echo "$exported" | sed 's/@.*//' | sort)
 declared=$(cat "$prefix"/include/libcn.h "$prefix"/include/libcn/*.h |
 	sed -n 's/^CN_EXPORT[^(]*[ *]\(cn_[a-z0-9_]*\)(.*/\1/p' | sort)
 missing=$(comm -13 <(echo "$names") <(echo "$declared"))
 extra=$(comm -23 <(echo "$names") <(echo "$declared"))
 [ -z "$missing" ] || fail "declared CN_EXPORT but not exported (list in src/libcn.map):" $missing
 [ -z "$extra" ] || fail "exported but not declared CN_EXPORT:" $extra
-unversioned=$(printf '%s\n' $exported | grep -v '@@LIBCN_[0-9]*\.[0-9]*$' || true)
+unversioned=$(echo "$exported" | grep -v '@@LIBCN_[0-9]*\.[0-9]*$' || true)
 [ -z "$unversioned" ] || fail "exports outside a LIBCN_ version node:" $unversioned
 # Every exported function has a man page (the group's page or a link to it).
 for f in $names; do
