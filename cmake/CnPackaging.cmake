@@ -8,6 +8,11 @@
 set(CN_DEB_MAINTAINER "libcn maintainers <maintainers@users.noreply.a-seed-160a41c0.example>"
   CACHE STRING "Maintainer field of the Debian packages (Name <address>)")
 
+if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
+  message(STATUS "cpack -G DEB: packages install to ${CMAKE_INSTALL_PREFIX}; "
+                 "Debian packages want -DCMAKE_INSTALL_PREFIX=/usr")
+endif()
+
 set(cn_deb ${PROJECT_BINARY_DIR}/debian)
 # Every package carries copyright and a compressed changelog in its doc dir.
 configure_file(${PROJECT_SOURCE_DIR}/cmake/debian/changelog.in ${cn_deb}/changelog @ONLY)
