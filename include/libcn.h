@@ -518,8 +518,9 @@ struct cn_notification {
  * (payload not empty, ack not CN_NOTIFY_ADDED/REMOVED). */
 CN_EXPORT int cn_notify_decode(const struct cn_msg *msg, struct cn_notification *n);
 
-/* Check a control message payload (as kmod does): returns 0 if `data`/`len`
- * is a well-formed struct cn_ctl_msg, -EBADMSG otherwise. */
+/* Check a control message payload with kmod's own check (cn_ctl_msg_valid in
+ * libcn/proto.h): returns 0 if `data`/`len` is a well-formed struct
+ * cn_ctl_msg, -EBADMSG otherwise. */
 CN_EXPORT int cn_notify_validate(const void *data, size_t len);
 
 /* cnbus.ko (kmod/): discovery and counters are in <libcn/kmod.h>. */

@@ -49,6 +49,9 @@ enum cn_bus_refusal {
 	CN_BUS_REFUSED_NOTIFY_PERM,   /* notification request without CAP_NET_ADMIN */
 	CN_BUS_REFUSED_NOTIFY_FULL,   /* the bound on notification requests was reached */
 	CN_BUS_REFUSED_CBUS_SHUTDOWN, /* CBUS insert while unloading */
+	CN_BUS_REFUSED_NOTIFY_EXISTS, /* the same notification request is held already */
+	CN_BUS_REFUSED_NOTIFY_NOENT,  /* a notification removal matched no request */
+	CN_BUS_REFUSED_NOMEM,	      /* kmod had no memory to handle the message */
 	CN_BUS_REFUSED_COUNT
 };
 
@@ -65,10 +68,12 @@ struct cn_bus_info {
 	uint32_t notify_count; /* notification requests held now */
 	uint32_t cbus_qlen;    /* bound on each per-CPU CBUS queue */
 	uint64_t received;     /* messages received from userspace */
-	uint64_t dispatched;   /* messages that reached a callback */
+	uint64_t dispatched;   /* messages that reached a callback or took effect */
+	/* received == dispatched + the refused[] except CBUS_SHUTDOWN */
 	uint64_t refused[CN_BUS_REFUSED_COUNT];
-	uint32_t ncallbacks;		   /* entries in callbacks */
-	uint32_t ncpus;			   /* entries in cpus */
+	uint64_t reply_dropped; /* callback replies lost: the receiver's buffer was full */
+	uint32_t ncallbacks;	/* entries in callbacks */
+	uint32_t ncpus;		/* entries in cpus */
 	struct cn_bus_callback *callbacks; /* in the same block */
 	struct cn_bus_cpu *cpus;	   /* in the same block */
 };
