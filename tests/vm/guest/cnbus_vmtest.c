@@ -421,6 +421,46 @@ out:
 	return rc;
 }
 
+/*
+ * libcn's acked sends against kmod (CN_SEND_ACK): each answer reaches its
+ * caller, matched to its own request while other traffic arrives; a
+ * request to an id without callback ends cn_request at once with -ENODEV.
+ */
+static int t_send_ack(void)
+{
+	char buf[CN_MSG_SIZE(64)] __attribute__((aligned(8)));
+	struct cn_sock *s = open_sock(0, 0);
+	struct cn_message rep, m;
+	struct cn_msg *q;
+	int rc = 0, r, echoes = 0;
+
+	CHECK(s, "cn_open");
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, "acked", 6);
+	/* The echo callback replies during the send, before kmod's answer:
+	 * the reply is kept, the answer taken. */
+	r = cn_send(s, q, CN_SEND_ACK);
+	CHECK(r == 0, "cn_send(echo, ACK) %d", r);
+	CHECK(cn_pending(s) == 1, "kept %zu", cn_pending(s));
+	r = cn_recv(s, &m, CN_RECV_DONTWAIT);
+	CHECK(r == 0 && m.msg->seq == q->seq && m.msg->ack == q->ack + 1, "echo kept: %d", r);
+	echoes++;
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_UNKNOWN, 0x4, "x", 2);
+	r = cn_send(s, q, CN_SEND_ACK);
+	CHECK(r == -ENODEV && errno == ENODEV, "cn_send(no callback, ACK) %d", r);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B, "req", 4);
+	r = cn_request(s, q, CN_SEND_ACK, CN_MATCH_STRICT, 5000, &rep);
+	CHECK(r == 0 && rep.msg->len == 4, "cn_request(echo, ACK) %d", r);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_UNKNOWN, 0x5, "x", 2);
+	r = cn_request(s, q, CN_SEND_ACK, CN_MATCH_STRICT, 60000, &rep);
+	CHECK(r == -ENODEV, "cn_request(no callback, ACK) %d, want -ENODEV (not a timeout)", r);
+	r = cn_recv(s, &m, CN_RECV_DONTWAIT);
+	CHECK(r == -EAGAIN, "left over: %d", r);
+	info("echoes kept %d", echoes);
+out:
+	cn_close(s);
+	return rc;
+}
+
 /* Several messages in one datagram: every one is handled. */
 static int t_multi_message_datagram(void)
 {
@@ -775,6 +815,10 @@ static int t_notify_unprivileged(void)
 		msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, NOTIFY_GROUP);
 		if (!msg || cn_send(s, msg, 0))
 			_exit(12);
+		/* libcn's acked send: kmod's refusal of this very request. */
+		r = cn_send(s, msg, CN_SEND_ACK);
+		if (r != -EPERM || errno != EPERM)
+			_exit(16);
 		cn_close(s);
 		/* The same with NLM_F_ACK: the refusal is -EPERM. */
 		fd = raw_open();
@@ -795,7 +839,7 @@ static int t_notify_unprivileged(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM] ==
-		  k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 2,
+		  k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 3,
 	      "notify_perm %" PRIu64 " -> %" PRIu64, k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM],
 	      k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM]);
 	CHECK(k1.notify_count == k0.notify_count, "a request was added");
@@ -811,15 +855,20 @@ static int t_notify_bound(void)
 	struct kstat k0, k1;
 	struct cn_msg *msg;
 	unsigned int i, max;
-	int rc = 0;
+	int rc = 0, r;
 
 	CHECK(c, "cn_open");
 	CHECK(kstat_get(&k0) == 0, "kstat");
 	max = k0.max_notify;
 	CHECK(max > 0 && max + 0x300 < k0.groups, "max_notify %u", max);
 	for (i = 0; i <= max; i++) {
+		int want = i + k0.notify_count < max ? 0 : -ENOSPC;
+
+		/* kmod's answer to each request (CN_SEND_ACK): taken, then full. */
 		msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, 0x300 + i);
-		CHECK(msg && cn_send(c, msg, 0) == 0, "send %u", i);
+		CHECK(msg, "build %u", i);
+		r = cn_send(c, msg, CN_SEND_ACK);
+		CHECK(r == want, "send %u: %d, want %d", i, r, want);
 	}
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	info("max_notify %u: count %u, full refusals %" PRIu64, max, k1.notify_count,
@@ -830,9 +879,12 @@ static int t_notify_bound(void)
 	      "full refusals");
 	/* One removal removes every request with these ranges. */
 	msg = cn_notify_build_remove(buf, sizeof(buf), &idx, 1, &val, 1);
-	CHECK(msg && cn_send(c, msg, 0) == 0, "remove");
+	CHECK(msg && cn_send(c, msg, CN_SEND_ACK) == 0, "remove");
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	CHECK(k1.notify_count == k0.notify_count, "count after removal %u", k1.notify_count);
+	/* Nothing left to remove: kmod says so. */
+	r = cn_send(c, msg, CN_SEND_ACK);
+	CHECK(r == -ENOENT, "second removal %d, want -ENOENT", r);
 out:
 	cn_close(c);
 	return rc;
@@ -1628,6 +1680,7 @@ int main(int argc, char **argv)
 	run("group_two_subscribers", t_group_two_subscribers, argc, argv);
 	run("unknown_id_refused", t_unknown_id_refused, argc, argv);
 	run("echo_concurrent", t_echo_concurrent, argc, argv);
+	run("send_ack", t_send_ack, argc, argv);
 	run("multi_message_datagram", t_multi_message_datagram, argc, argv);
 	run("malformed_blaster", t_malformed_blaster, argc, argv);
 	run("cbus_timer_order", t_cbus_timer_order, argc, argv);
