@@ -56,7 +56,7 @@ struct cn_proc_cpu {
 	uint32_t seen_mask; /* all ones once the CPU delivered an event, else 0 */
 };
 
-/* Per-CPU sequence tracking for the proc connector (see proc.c). */
+/* Per-CPU sequence tracking for the proc connector (see proc_seq.c, proc_internal.h). */
 struct cn_proc_track {
 	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
 	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
