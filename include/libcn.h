@@ -364,7 +364,7 @@ struct cn_proc_event {
 	enum cn_proc_what what;
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
-	uint64_t timestamp_ns; /* nanoseconds since boot */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC nanoseconds (the kernel's ktime_get_ns) */
 	pid_t pid;	       /* thread the event is about (fork: the child) */
 	pid_t tgid;	       /* its process (thread group) id */
 	pid_t parent_pid;      /* fork, exit, coredump: the parent */
@@ -474,6 +474,148 @@ struct cn_proc_stats {
 
 /* Copy the proc counters. Returns 0 or -EINVAL. */
 CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
+
+/* ------------------------------------------------------------------------ */
+/* Process tracker: a table of live processes kept from proc events          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Netlink cannot deliver reliably: after an overrun (-ENOBUFS) or a per-CPU
+ * gap (cn_proc_event.lost_before) some forks, execs and exits were never
+ * seen. The tracker keeps the set of live tasks (processes and, unless told
+ * not to, their threads) from the events it is given, and resynchronizes by
+ * rescanning /proc when the caller says events were lost, reporting what
+ * changed while it was blind. Its memory is allocated once (opts.max_entries);
+ * applying an event allocates nothing. Not thread-safe: one thread at a time.
+ *
+ * Typical loop (see cn_proc_tracker(3)):
+ *   t = cn_proc_tracker_new(NULL);  cn_proc_listen(s, 0, 1000);
+ *   cn_proc_tracker_sync(t, NULL, NULL);        (the initial table)
+ *   for (;;) {
+ *           r = cn_proc_recv(s, &ev, 0);
+ *           if (r == -ENOBUFS) cn_proc_tracker_lost(t);
+ *           else if (r == 0) e = cn_proc_tracker_event(t, &ev);
+ *           if (cn_proc_tracker_needs_sync(t)) cn_proc_tracker_sync(t, fn, arg);
+ *   }
+ */
+struct cn_proc_tracker;
+
+/* cn_proc_entry.flags */
+#define CN_PROC_ENTRY_THREAD 0x1u /* a thread, not its process's main thread (pid != tgid) */
+#define CN_PROC_ENTRY_FORK   0x2u /* its fork (or clone) was seen: start_ns is its time */
+#define CN_PROC_ENTRY_EXEC   0x4u /* an exec was seen: exec_ns is the last one's time */
+#define CN_PROC_ENTRY_SCANNED                                                                      \
+	0x8u /* found in /proc, not by an event: start_ns from
+					 its /proc start time (clock-tick resolution) */
+#define CN_PROC_ENTRY_STALE_COMM                                                                   \
+	0x10u /* exec seen, but the task was gone before its new
+					  name could be read: comm is the one before */
+
+/* One live task. Owned by the tracker (the struct may grow at its end). */
+struct cn_proc_entry {
+	pid_t pid;	   /* thread id (the process id for a main thread) */
+	pid_t tgid;	   /* process (thread group) id */
+	pid_t ppid;	   /* parent process id; for a thread, its process's parent */
+	uint32_t flags;	   /* CN_PROC_ENTRY_* */
+	uint64_t start_ns; /* CLOCK_MONOTONIC ns (as cn_proc_event.timestamp_ns) it started */
+	uint64_t exec_ns;  /* CLOCK_MONOTONIC ns of its last exec; 0: none seen */
+	char comm[16];	   /* task name (comm), NUL-terminated */
+};
+
+/* cn_proc_tracker_opts.flags */
+#define CN_PROC_TRACKER_NO_THREADS 0x1u /* track processes only (fewer entries, faster scans) */
+
+/* Options for cn_proc_tracker_new: zero them, set .sz (see cn_open_opts). */
+struct cn_proc_tracker_opts {
+	size_t sz;	       /* sizeof(struct cn_proc_tracker_opts) */
+	uint32_t flags;	       /* CN_PROC_TRACKER_* */
+	uint32_t max_entries;  /* tasks kept at most; 0: 65536. Beyond it tasks are
+				 not stored and counted in stats.dropped */
+	const char *proc_root; /* procfs to scan; NULL: "/proc" */
+};
+
+/*
+ * Create an empty tracker (fill it with cn_proc_tracker_sync). Allocates its
+ * whole table now: about 80 bytes per max_entries. Returns NULL with errno
+ * EINVAL (bad options), ENOENT (no proc_root), ENOMEM. Free with
+ * cn_proc_tracker_free.
+ */
+CN_EXPORT struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *opts);
+
+/* Free the tracker and what it owns. NULL is accepted. */
+CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
+
+/*
+ * Apply one event: fork adds the child (comm and start from the event and
+ * its parent), exec renames it (reading /proc/PID/comm at once), comm
+ * renames, exit removes it; uid, gid, sid, ptrace and coredump change
+ * nothing. An event with lost_before != 0 marks the tracker as needing a
+ * sync (it still applies the event).
+ * Returns the entry the event is about, after the change; for exit, the
+ * entry as it was when it was removed. The pointer stays valid until the
+ * next call that changes the tracker. NULL: the event is about no task (an
+ * ack), or the task is unknown (not seen since the last sync: an exit, or a
+ * fork whose entry did not fit), with errno ENOENT.
+ */
+CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
+							    const struct cn_proc_event *ev);
+
+/* The entry of task `pid`, or NULL (errno ENOENT). Valid until the next call
+ * that changes the tracker. */
+CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_find(const struct cn_proc_tracker *t,
+							   pid_t pid);
+
+/* Iterate: the entry after `prev` (NULL: the first), or NULL at the end.
+ * The order is unspecified; do not change the tracker while iterating. */
+CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t,
+							   const struct cn_proc_entry *prev);
+
+/* Tell the tracker that events were lost without a per-CPU trace (a receive
+ * call returned -ENOBUFS): cn_proc_tracker_needs_sync becomes 1. */
+CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
+
+/* 1 if events were lost since the last sync (cn_proc_tracker_lost, or an
+ * event with lost_before), else 0. */
+CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
+
+/* What a sync found changed while the tracker was blind. */
+enum cn_proc_change {
+	CN_PROC_APPEARED = 1, /* in /proc, not in the table: its fork was missed */
+	CN_PROC_VANISHED = 2, /* in the table, not in /proc: its exit was missed */
+};
+
+/* Called by cn_proc_tracker_sync for each change; `e` is valid during the
+ * call only. A task whose pid was reused while blind shows as VANISHED
+ * (the old one) then APPEARED (the new one). */
+typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_change change,
+				  void *arg);
+
+/*
+ * Rescan /proc and make the table equal to it: tasks not in the table are
+ * added (APPEARED), entries whose task is gone are removed (VANISHED), names
+ * and parents of the others are refreshed. fn may be NULL. Events received
+ * after the sync may predate it; applying them afterwards is still right
+ * (an exit removes, a fork of a task already gone is removed by its exit
+ * that follows). Best called once the socket is drained, not on every loss.
+ * Returns the number of changes reported (>= 0) or -errno (the table is
+ * then unchanged, and needs_sync stays set).
+ */
+CN_EXPORT int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg);
+
+/* Counters of a tracker. */
+struct cn_proc_tracker_stats {
+	uint64_t entries;     /* tasks in the table now */
+	uint64_t events;      /* events applied */
+	uint64_t syncs;	      /* cn_proc_tracker_sync calls that completed */
+	uint64_t appeared;    /* tasks reported APPEARED, over all syncs but the first */
+	uint64_t vanished;    /* tasks reported VANISHED, over all syncs */
+	uint64_t dropped;     /* tasks not stored: the table was full */
+	uint64_t reserved[4]; /* 0; room for counters a later version adds */
+};
+
+/* Copy the counters. Returns 0 or -EINVAL. */
+CN_EXPORT int cn_proc_tracker_stats(const struct cn_proc_tracker *t,
+				    struct cn_proc_tracker_stats *st);
 
 /* ------------------------------------------------------------------------ */
 /* Notification requests (kmod's {-1,-1} control protocol, libcn/proto.h)    */
