@@ -64,6 +64,8 @@ struct cn_proc_track {
 	uint32_t user_skip; /* event types not wanted (~mask; 0: all wanted) */
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
+	int joined;	    /* in group CN_IDX_PROC (cn_join, cn_leave) */
+	int subscribed;	    /* cn_proc_listen succeeded, no cn_proc_ignore since */
 	struct cn_proc_stats st;
 };
 
@@ -349,6 +351,10 @@ void cn__backlog_free(struct cn_backlog *b);
 int cn__backlog_push(struct cn_backlog *b, const struct cn_message *m);
 /* Pop the oldest entry into *out (pointing into the backlog). 1: got one, 0: empty. */
 int cn__backlog_pop(struct cn_backlog *b, struct cn_message *out);
+/* Keep only the entries for which keep(m, arg) returns nonzero, in order;
+ * keep sees each entry once, oldest first. */
+void cn__backlog_filter(struct cn_backlog *b, int (*keep)(const struct cn_message *m, void *arg),
+			void *arg);
 
 /* socket.c */
 /* Turn NETLINK_PKTINFO on (once; it stays on): control buffers per slot, the
