@@ -6,6 +6,12 @@
  *   - Functions returning int return >= 0 on success or -errno on failure,
  *     and leave errno set to the same (positive) value. Functions returning
  *     pointers return NULL with errno set.
+ *   - Success is 0, or, for calls that may store fewer results than asked
+ *     for, the number stored (cn_recv_batch, cn_async_complete,
+ *     cn_proc_handle: 1 or 0). Flags and yes/no answers have calls of their
+ *     own (cn_proc_filter, cn_proc_kernel_filters, cn_is_reply).
+ *   - Timeouts in milliseconds mean the same everywhere: < 0 no limit, 0 do
+ *     not wait (use only what has arrived already), > 0 wait that long.
  *   - -ENOBUFS always means "the socket overran and messages were lost".
  *     No other failure is reported as -ENOBUFS.
  *   - Messages live in caller buffers or in the socket's own receive buffer;
@@ -42,6 +48,25 @@ extern "C" {
 #define CN_EXPORT
 #endif
 
+/* The version of this header. LIBCN_VERSION compares as a number:
+ * #if LIBCN_VERSION >= LIBCN_VERSION_NUM(0, 2, 0). */
+#define LIBCN_VERSION_MAJOR	      0
+#define LIBCN_VERSION_MINOR	      1
+#define LIBCN_VERSION_PATCH	      0
+#define LIBCN_VERSION_NUM(a, b, c)    (((a) << 16) | ((b) << 8) | (c))
+#define LIBCN_VERSION                                                                              \
+	LIBCN_VERSION_NUM(LIBCN_VERSION_MAJOR, LIBCN_VERSION_MINOR, LIBCN_VERSION_PATCH)
+#define LIBCN_VERSION_STRING "0.1.0"
+
+/* The version of the library running (LIBCN_VERSION of the header it was
+ * built from), which may be newer than the header a program was built with. */
+CN_EXPORT unsigned int cn_version(void);
+
+/* Declare an options struct `name` of type `struct type` with its size set
+ * and the given fields, e.g. CN_OPTS(cn_open_opts, o, .flags = CN_OPEN_NONBLOCK);
+ * (the other fields are zero, which means their default). */
+#define CN_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
 /* ------------------------------------------------------------------------ */
 /* Sockets                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -59,9 +84,12 @@ struct cn_sock;
 #define CN_OPEN_PKTINFO	   0x4u /* groups from NETLINK_PKTINFO (any group number) */
 
 /*
- * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts),
- * then set what you need; fields left at 0 take the default. The size comes
- * first so the struct can grow without breaking older callers.
+ * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts)
+ * (or declare it with CN_OPTS), then set what you need; fields left at 0 take
+ * the default. The size comes first so the struct can grow: a program built
+ * with an older, smaller struct passes its smaller sz; one built with a newer,
+ * larger struct is accepted by an older library when the bytes it does not
+ * know are all zero, refused with E2BIG otherwise. sz 0 (forgotten) is EINVAL.
  */
 struct cn_open_opts {
 	size_t sz;	  /* sizeof(struct cn_open_opts) */
@@ -79,6 +107,8 @@ struct cn_open_opts {
  * (port 0): the kernel refuses unicast to it from any other port (the sender
  * gets ECONNREFUSED), and small messages to the kernel are sent with send().
  * Returns the socket, or NULL with errno set (EINVAL for bad options,
+ * including opts->sz 0 or too small to hold .flags; E2BIG for a larger
+ * opts->sz with nonzero bytes beyond this version's struct;
  * EPROTONOSUPPORT when the kernel has no such netlink unit, ENOMEM, ...).
  * The caller owns the socket and frees it with cn_close.
  */
@@ -208,6 +238,8 @@ struct cn_stats {
 	uint64_t kept;	    /* messages kept in the backlog during cn_request */
 	uint64_t kept_lost; /* messages lost because the backlog was full */
 	uint64_t syscalls;  /* receive system calls made */
+	uint64_t reserved[8]; /* 0: room for counters a later version adds
+				 without changing the struct's size */
 };
 
 /* Copy the socket's counters into *st. Returns 0 or -EINVAL. */
@@ -243,7 +275,11 @@ CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
 
 /*
  * Send `req` (as cn_send with `flags`) and wait up to `timeout_ms`
- * milliseconds (< 0: forever) for its reply under `policy`. The time counts
+ * milliseconds (< 0: forever; 0: take only a reply that is there already)
+ * for its reply under `policy`. A request to the proc connector
+ * ({CN_IDX_PROC, CN_VAL_PROC} on NETLINK_CONNECTOR), which answers through
+ * its multicast group only, joins group CN_IDX_PROC first if the socket has
+ * not (the caller leaves it with cn_leave or cn_proc_ignore). The time counts
  * from the moment nothing more is queued: messages already waiting on the
  * socket (and the handler's time for each) come first, so a call can last
  * that long plus `timeout_ms`.
@@ -359,7 +395,8 @@ enum cn_proc_what {
 	 CN_PROC_COMM | CN_PROC_NONZERO_EXIT | CN_PROC_COREDUMP | CN_PROC_EXIT)
 
 /* A decoded proc event. Fields not used by an event type are 0 (padding
- * bytes are not written). */
+ * and reserved bytes are not written). See cn_proc_listen(3) for each
+ * field. */
 struct cn_proc_event {
 	enum cn_proc_what what;
 	uint32_t cpu;	       /* CPU that sent it */
@@ -378,6 +415,9 @@ struct cn_proc_event {
 	uint32_t ack;	      /* cn_msg.ack (for matching LISTEN acks) */
 	char comm[17];	      /* comm: new name, NUL-terminated */
 	uint32_t lost_before; /* cn_proc_recv: events lost on this CPU just before it */
+	/* Room for fields a later version adds without changing the struct's
+	 * size (callers allocate it): not written, do not read. */
+	uint64_t reserved[4];
 };
 
 /*
@@ -412,11 +452,20 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
  * events queued before the filtered LISTEN, which follows an unfiltered
  * one that is acked; CN_PROC_NONZERO_EXIT without CN_PROC_EXIT means exits
  * with a non-zero status only). cn_recv returns messages unfiltered.
- * `timeout_ms` bounds each wait for an ack.
- * Returns 1 if the kernel filters, 0 if only libcn filters (or no filter was
- * asked), or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the kernel
- * has no proc connector; the kernel's ack error, e.g. -EPERM).
- * Per-CPU sequence tracking starts afresh.
+ * `timeout_ms` bounds each wait for an ack (< 0: no limit, but the filter
+ * probe waits 1000 ms at most; 0: send the LISTEN and wait for nothing, so
+ * neither the connector's presence nor an error is known, and the kernel
+ * filter is used only if an earlier probe found it).
+ * On a socket not subscribed yet, what arrived while the acks were awaited
+ * (acks, events from before the subscription) is dropped: nothing is left
+ * pending that poll cannot see, and per-CPU loss tracking starts at the ack.
+ * On a socket already subscribed (a second cn_proc_listen to change the
+ * mask) events that arrived meanwhile are kept for the next receive call
+ * (cn_pending counts them; they do not make the fd readable).
+ * Returns 0, or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the
+ * kernel has no proc connector; the kernel's ack error, e.g. -EPERM).
+ * cn_proc_filter tells how the mask is applied. Per-CPU sequence tracking
+ * starts afresh.
  */
 CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
 
@@ -427,9 +476,23 @@ CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
  */
 CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
+/* cn_proc_filter flags */
+#define CN_PROC_FILTER_USER   0x1 /* libcn drops events outside the mask */
+#define CN_PROC_FILTER_KERNEL 0x2 /* the kernel filters too: its filtered events leave
+				     gaps in the per-CPU sequences, so lost_before and
+				     cn_proc_stats.lost count nothing (overruns still do) */
+
+/* How the mask of the last cn_proc_listen is applied: 0 (every event type
+ * asked, no filter) or CN_PROC_FILTER_* flags; -EINVAL for a NULL socket. */
+CN_EXPORT int cn_proc_filter(const struct cn_sock *s);
+
 /* Does the running kernel filter proc events per socket? 1 yes, 0 no,
  * -errno if the probe could not run. Probes once per process (see
- * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR. */
+ * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR; later
+ * calls return the result at once. timeout_ms bounds each wait for an ack
+ * (< 0: 1000 ms, since a kernel without filters never answers the probe;
+ * 0: no probe, -EAGAIN if none ran yet). Acks kept meanwhile are dropped
+ * on a socket that has not subscribed (see cn_proc_listen). */
 CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
 
 /*
@@ -442,7 +505,9 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * the overrun (-ENOBUFS) that caused them.
  * Messages of other ids are skipped. Events outside cn_proc_listen's mask
  * are skipped (after being tracked).
- * Returns 0, or a negative error as cn_recv (-ENOBUFS: overrun; call again).
+ * Returns 0 with *ev filled (it always stores one event, like cn_recv), or
+ * a negative error as cn_recv (-EAGAIN with CN_RECV_DONTWAIT or a
+ * non-blocking socket; -ENOBUFS: overrun, call again).
  * A datagram holding one proc event from the kernel (what the proc connector
  * sends) is decoded in place, without the generic receive layers.
  */
@@ -450,8 +515,9 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
 
 /*
  * Decode and track one already received message (for cn_recv_batch loops).
- * Returns 1 if *ev is an event for the caller, 0 if it should be skipped
- * (other id, an ack, or a type outside cn_proc_listen's mask), or -errno as
+ * Returns the number of events stored for the caller: 1 (*ev is one), 0 (the
+ * message is to be skipped: another id, an ack, or a type outside
+ * cn_proc_listen's mask; *ev may still carry lost_before), or -errno as
  * cn_proc_decode.
  */
 CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
@@ -470,6 +536,7 @@ struct cn_proc_stats {
 	 * backlog overflow and a socket overrun during one cn_request) share
 	 * it, so overruns may exceed the -ENOBUFS returns. */
 	uint64_t overruns;
+	uint64_t reserved[4]; /* 0: room for counters a later version adds */
 };
 
 /* Copy the proc counters. Returns 0 or -EINVAL. */

@@ -86,7 +86,7 @@ _Static_assert(
  * first, pairs of fields copied at once.
  */
 static inline __attribute__((always_inline)) void cn__proc_decode_event(const struct cn_msg *msg,
-							       struct cn_proc_event *ev)
+									struct cn_proc_event *ev)
 {
 	const uint8_t *pe = msg->data;
 	uint32_t what = (uint32_t)PE(pe, what);
@@ -215,5 +215,11 @@ int cn__proc_track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter);
  * (proc_input 0) or an 8-byte struct proc_input, and wait up to timeout_ms
  * for its ack (0: do not wait). 0, the ack's error as -errno, or -errno. */
 int cn__proc_listen_all(struct cn_sock *s, int proc_input, int timeout_ms);
+
+/* proc_listen.c: drop the proc messages kept in the backlog while a LISTEN
+ * was awaited on a socket not subscribed yet (cn_proc_listen, the probe),
+ * so that none waits where poll cannot see it; tracked CPUs' expected seqs
+ * move past them. */
+void cn__proc_drop_kept(struct cn_sock *s);
 
 #endif /* LIBCN_PROC_INTERNAL_H */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* proc_listen.c - subscribing to proc events and unsubscribing: LISTEN and
- * IGNORE operations, their acks, the kernel filter when the probe found one. */
+ * IGNORE operations, their acks, the kernel filter when the probe found one.
+ * Timeouts as everywhere in libcn: < 0 no limit, 0 do not wait, > 0 ms. */
 #include "proc_internal.h"
 
 /* Send a mcast op (4 bytes) or a proc_input (8 bytes); wait for the ack
@@ -55,15 +56,37 @@ int cn__proc_listen_all(struct cn_sock *s, int proc_input, int timeout_ms)
 	return proc_op(s, &in, proc_input ? sizeof(in) : sizeof(in.mcast_op), timeout_ms);
 }
 
+/* cn__backlog_filter callback of a fresh cn_proc_listen: proc messages kept
+ * while it waited (events from before the subscription, acks) are dropped,
+ * each moving its CPU's expected seq past it, so that nothing is left where
+ * poll cannot see it and the first live event shows no false gap. */
+static int drop_proc(const struct cn_message *m, void *arg)
+{
+	struct cn_proc_track *t = arg;
+	struct cn_proc_event ev;
+
+	if (cn_proc_decode(m->msg, &ev) < 0)
+		return 1; /* another id (or malformed): the caller's */
+	if (ev.cpu < t->ntrack) {
+		t->cpu[ev.cpu].next_seq = ev.seq + 1;
+		t->cpu[ev.cpu].seen_mask = UINT32_MAX;
+	}
+	return 0;
+}
+
+void cn__proc_drop_kept(struct cn_sock *s)
+{
+	cn__backlog_filter(&s->backlog, drop_proc, &s->proc);
+}
+
 int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 {
-	int partial, kf = 0, r;
+	int partial, kf = 0, fresh, r;
 
 	if (!s || (mask & ~(uint32_t)CN_PROC_ALL))
 		return cn_fail(EINVAL);
-	if (timeout_ms <= 0)
-		timeout_ms = PROC_MSG_TIMEOUT_DEFAULT;
 	partial = mask != 0 && (mask & PROC_TYPES) != PROC_TYPES;
+	fresh = !s->proc.subscribed;
 	r = cn__proc_track_reset(s, 0, 0);
 	if (r < 0)
 		return cn_fail(-r);
@@ -71,7 +94,11 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	if (r < 0)
 		return r;
 	if (partial) {
+		/* With timeout 0 nothing is awaited: a filter only when an
+		 * earlier probe found one (else libcn filters alone). */
 		kf = cn_proc_kernel_filters(s, timeout_ms);
+		if (kf == -EAGAIN && timeout_ms == 0)
+			kf = 0;
 		if (kf < 0)
 			return kf;
 	}
@@ -95,7 +122,13 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	r = cn__proc_track_reset(s, mask, kf);
 	if (r < 0)
 		return cn_fail(-r);
-	return kf;
+	/* A socket that was listening already keeps what arrived meanwhile
+	 * (its events, and the acks in order for its tracking): the caller
+	 * drains them (cn_pending). */
+	if (fresh)
+		cn__proc_drop_kept(s);
+	s->proc.subscribed = 1;
+	return 0;
 }
 
 int cn_proc_ignore(struct cn_sock *s)
@@ -112,5 +145,6 @@ int cn_proc_ignore(struct cn_sock *s)
 		if (r < 0)
 			return r;
 	} while (s->proc.listens > 0 && --s->proc.listens > 0);
+	s->proc.subscribed = 0;
 	return cn_leave(s, CN_IDX_PROC);
 }

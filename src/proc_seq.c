@@ -39,3 +39,11 @@ int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st)
 	*st = s->proc.st;
 	return 0;
 }
+
+int cn_proc_filter(const struct cn_sock *s)
+{
+	if (!s)
+		return cn_fail(EINVAL);
+	return (s->proc.user_skip ? CN_PROC_FILTER_USER : 0) |
+	       (s->proc.kernel_filter ? CN_PROC_FILTER_KERNEL : 0);
+}

@@ -227,7 +227,9 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 	if (!sl)
 		return found(NULL);
 	t->gone = sl->e;
-	t->gone.ppid = ev->parent_tgid; /* the parent it had at the end */
+	/* The parent it had at the end (a thread's exit names none). */
+	if (ev->parent_tgid)
+		t->gone.ppid = ev->parent_tgid;
 	remove_slot(t, sl);
 	return &t->gone;
 }
