@@ -50,10 +50,10 @@ extern "C" {
 
 /* The version of this header. LIBCN_VERSION compares as a number:
  * #if LIBCN_VERSION >= LIBCN_VERSION_NUM(0, 2, 0). */
-#define LIBCN_VERSION_MAJOR	      0
-#define LIBCN_VERSION_MINOR	      1
-#define LIBCN_VERSION_PATCH	      0
-#define LIBCN_VERSION_NUM(a, b, c)    (((a) << 16) | ((b) << 8) | (c))
+#define LIBCN_VERSION_MAJOR	   0
+#define LIBCN_VERSION_MINOR	   1
+#define LIBCN_VERSION_PATCH	   0
+#define LIBCN_VERSION_NUM(a, b, c) (((a) << 16) | ((b) << 8) | (c))
 #define LIBCN_VERSION                                                                              \
 	LIBCN_VERSION_NUM(LIBCN_VERSION_MAJOR, LIBCN_VERSION_MINOR, LIBCN_VERSION_PATCH)
 #define LIBCN_VERSION_STRING "0.1.0"
@@ -230,14 +230,14 @@ CN_EXPORT int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned 
 
 /* Counters kept by a socket since it was opened. */
 struct cn_stats {
-	uint64_t messages;  /* messages delivered to the caller */
-	uint64_t datagrams; /* datagrams read from the kernel */
-	uint64_t overruns;  /* ENOBUFS / NLMSG_OVERRUN reports */
-	uint64_t malformed; /* datagrams or messages refused as malformed */
-	uint64_t foreign;   /* datagrams skipped: sent by a non-kernel port */
-	uint64_t kept;	    /* messages kept in the backlog during cn_request */
-	uint64_t kept_lost; /* messages lost because the backlog was full */
-	uint64_t syscalls;  /* receive system calls made */
+	uint64_t messages;    /* messages delivered to the caller */
+	uint64_t datagrams;   /* datagrams read from the kernel */
+	uint64_t overruns;    /* ENOBUFS / NLMSG_OVERRUN reports */
+	uint64_t malformed;   /* datagrams or messages refused as malformed */
+	uint64_t foreign;     /* datagrams skipped: sent by a non-kernel port */
+	uint64_t kept;	      /* messages kept in the backlog during cn_request */
+	uint64_t kept_lost;   /* messages lost because the backlog was full */
+	uint64_t syscalls;    /* receive system calls made */
 	uint64_t reserved[8]; /* 0: room for counters a later version adds
 				 without changing the struct's size */
 };
@@ -477,8 +477,9 @@ CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
 CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
 /* cn_proc_filter flags */
-#define CN_PROC_FILTER_USER   0x1 /* libcn drops events outside the mask */
-#define CN_PROC_FILTER_KERNEL 0x2 /* the kernel filters too: its filtered events leave
+#define CN_PROC_FILTER_USER 0x1 /* libcn drops events outside the mask */
+#define CN_PROC_FILTER_KERNEL                                                                      \
+	0x2 /* the kernel filters too: its filtered events leave
 				     gaps in the per-CPU sequences, so lost_before and
 				     cn_proc_stats.lost count nothing (overruns still do) */
 
