@@ -568,16 +568,25 @@ CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
  */
 struct cn_proc_tracker;
 
-/* cn_proc_entry.flags */
-#define CN_PROC_ENTRY_THREAD 0x1u /* a thread, not its process's main thread (pid != tgid) */
-#define CN_PROC_ENTRY_FORK   0x2u /* its fork (or clone) was seen: start_ns is its time */
-#define CN_PROC_ENTRY_EXEC   0x4u /* an exec was seen: exec_ns is the last one's time */
-#define CN_PROC_ENTRY_SCANNED                                                                      \
-	0x8u /* found in /proc, not by an event: start_ns from
-					 its /proc start time (clock-tick resolution) */
-#define CN_PROC_ENTRY_STALE_COMM                                                                   \
-	0x10u /* exec seen, but the task was gone before its new
-					  name could be read: comm is the one before */
+/*
+ * cn_proc_entry.flags:
+ *   THREAD      a thread, not its process's main thread (pid != tgid)
+ *   FORK        its fork (or clone) was seen: start_ns is that event's time
+ *   EXEC        an exec was seen: exec_ns is the last one's time
+ *   SCANNED     found in /proc, not by an event: start_ns comes from its
+ *               /proc start time (clock-tick resolution)
+ *   STALE_COMM  an exec was seen, but the task was gone before its new name
+ *               could be read: comm is the name from before the exec
+ *   VANISHED    only on an exit's entry: the last sync reported the task
+ *               vanished (it ended while /proc was read) and its exit event
+ *               came after all
+ */
+#define CN_PROC_ENTRY_THREAD	 0x1u
+#define CN_PROC_ENTRY_FORK	 0x2u
+#define CN_PROC_ENTRY_EXEC	 0x4u
+#define CN_PROC_ENTRY_SCANNED	 0x8u
+#define CN_PROC_ENTRY_STALE_COMM 0x10u
+#define CN_PROC_ENTRY_VANISHED	 0x20u
 
 /* One live task. Owned by the tracker (the struct may grow at its end). */
 struct cn_proc_entry {
@@ -620,7 +629,9 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * nothing. An event with lost_before != 0 marks the tracker as needing a
  * sync (it still applies the event).
  * Returns the entry the event is about, after the change; for exit, the
- * entry as it was when it was removed. The pointer stays valid until the
+ * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
+ * last sync had reported it vanished: a task that ended during the scan,
+ * whose exit was not lost after all). The pointer stays valid until the
  * next call that changes the tracker. NULL: the event is about no task (an
  * ack), or the task is unknown (not seen since the last sync: an exit, or a
  * fork whose entry did not fit), with errno ENOENT.
@@ -661,7 +672,9 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
 /*
  * Rescan /proc and make the table equal to it: tasks not in the table are
  * added (APPEARED), entries whose task is gone are removed (VANISHED), names
- * and parents of the others are refreshed. fn may be NULL. Events received
+ * and parents of the others are refreshed. A vanished entry is kept aside
+ * until the next sync, in case its exit event arrives after all (see
+ * cn_proc_tracker_event); it is not found or iterated. fn may be NULL. Events received
  * after the sync may predate it; applying them afterwards is still right
  * (an exit removes, a fork of a task already gone is removed by its exit
  * that follows). Best called once the socket is drained, not on every loss.

@@ -44,6 +44,14 @@ static struct cn_proc_slot *lookup(const struct cn_proc_tracker *t, pid_t pid)
 	}
 }
 
+/* A live task's slot: not one a sync found vanished (see sync's sweep). */
+static struct cn_proc_slot *lookup_live(const struct cn_proc_tracker *t, pid_t pid)
+{
+	struct cn_proc_slot *sl = lookup(t, pid);
+
+	return sl && !(sl->e.flags & CN_PROC_ENTRY_VANISHED) ? sl : NULL;
+}
+
 /* The slot for a new task `pid` (not in the table), or NULL when full. */
 static struct cn_proc_slot *insert(struct cn_proc_tracker *t, pid_t pid)
 {
@@ -59,12 +67,15 @@ static struct cn_proc_slot *insert(struct cn_proc_tracker *t, pid_t pid)
 	t->slot[i].e.pid = pid;
 	t->slot[i].gen = t->gen;
 	t->count++;
+	t->live++;
 	return &t->slot[i];
 }
 
 /* Remove the entry in slot sl (backward-shift deletion). */
 static void remove_slot(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
 {
+	if (!(sl->e.flags & CN_PROC_ENTRY_VANISHED))
+		t->live--;
 	uint32_t hole = (uint32_t)(sl - t->slot), i = hole;
 
 	for (;;) {
@@ -168,15 +179,17 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	}
 	/* A stale entry for a reused pid (its exit was lost) is replaced. */
 	sl = lookup(t, ev->pid);
+	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED))
+		t->live++; /* alive again, as a new task */
 	if (!sl)
 		sl = insert(t, ev->pid);
 	if (!sl)
 		return found(NULL);
 	/* The child starts with its creator's name: a thread's is its
 	 * process's main thread, a fork's the forking thread's. */
-	parent = lookup(t, thread ? ev->tgid : ev->parent_pid);
+	parent = lookup_live(t, thread ? ev->tgid : ev->parent_pid);
 	if (!parent && !thread)
-		parent = lookup(t, ev->parent_tgid);
+		parent = lookup_live(t, ev->parent_tgid);
 	memset(&sl->e, 0, sizeof(sl->e));
 	sl->e.pid = ev->pid;
 	sl->e.tgid = ev->tgid;
@@ -199,6 +212,15 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 	char comm[16];
 	int r;
 
+	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
+		/* Its pid, reused: a task whose fork was lost. */
+		memset(&sl->e, 0, sizeof(sl->e));
+		sl->e.pid = ev->pid;
+		sl->e.tgid = ev->tgid;
+		sl->e.start_ns = ev->timestamp_ns;
+		sl->gen = t->gen;
+		t->live++;
+	}
 	if (!sl) {
 		/* Not seen (lost, or not tracked): known from now on. */
 		sl = insert(t, ev->pid);
@@ -226,6 +248,8 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 
 	if (!sl)
 		return found(NULL);
+	/* A task the last sync reported vanished, whose exit happened while
+	 * /proc was being read: returned once more, flagged, then gone. */
 	t->gone = sl->e;
 	/* The parent it had at the end (a thread's exit names none). */
 	if (ev->parent_tgid)
@@ -254,7 +278,7 @@ const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 	case CN_PROC_EXIT:
 		return on_exit_event(t, ev);
 	case CN_PROC_COMM:
-		sl = lookup(t, ev->pid);
+		sl = lookup_live(t, ev->pid);
 		if (sl)
 			memcpy(sl->e.comm, ev->comm, sizeof(sl->e.comm) - 1);
 		return found(sl);
@@ -262,7 +286,7 @@ const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 		errno = ENOENT;
 		return NULL;
 	default:
-		return found(lookup(t, ev->pid));
+		return found(lookup_live(t, ev->pid));
 	}
 }
 
@@ -272,7 +296,7 @@ const struct cn_proc_entry *cn_proc_tracker_find(const struct cn_proc_tracker *t
 		errno = EINVAL;
 		return NULL;
 	}
-	return found(lookup(t, pid));
+	return found(lookup_live(t, pid));
 }
 
 const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t,
@@ -285,7 +309,7 @@ const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t
 	if (prev)
 		i = (size_t)((const struct cn_proc_slot *)prev - t->slot) + 1;
 	for (; i <= t->mask; i++)
-		if (t->slot[i].e.pid)
+		if (t->slot[i].e.pid && !(t->slot[i].e.flags & CN_PROC_ENTRY_VANISHED))
 			return &t->slot[i].e;
 	return NULL;
 }
@@ -350,6 +374,15 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	struct cn_proc_tracker *t = c->t;
 	struct cn_proc_slot *sl = lookup(t, task->pid);
 
+	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
+		/* Reported vanished by an earlier sync; its pid is in use
+		 * again by a task whose fork was lost. */
+		fill_scanned(sl, task);
+		sl->gen = t->gen;
+		t->live++;
+		report(c, &sl->e, CN_PROC_APPEARED);
+		return 0;
+	}
 	if (sl && !same_task(&sl->e, task)) {
 		/* The pid was reused while blind. */
 		struct cn_proc_entry old = sl->e;
@@ -400,11 +433,17 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 		struct cn_proc_slot *sl = &t->slot[i];
 
 		if (sl->e.pid && sl->gen != t->gen) {
-			struct cn_proc_entry old = sl->e;
-
-			remove_slot(t, sl);
-			report(&c, &old, CN_PROC_VANISHED);
-			continue;
+			/* Reported vanished by an earlier sync and no exit
+			 * since: gone for good. */
+			if (sl->e.flags & CN_PROC_ENTRY_VANISHED) {
+				remove_slot(t, sl);
+				continue;
+			}
+			/* Kept until the next sync, flagged: its exit may be
+			 * on its way still (it ended while /proc was read). */
+			sl->e.flags |= CN_PROC_ENTRY_VANISHED;
+			t->live--;
+			report(&c, &sl->e, CN_PROC_VANISHED);
 		}
 		i++;
 	}
@@ -418,6 +457,6 @@ int cn_proc_tracker_stats(const struct cn_proc_tracker *t, struct cn_proc_tracke
 	if (!t || !st)
 		return cn_fail(EINVAL);
 	*st = t->st;
-	st->entries = t->count;
+	st->entries = t->live;
 	return 0;
 }

@@ -18,7 +18,8 @@ struct cn_proc_tracker {
 	struct cn_proc_slot *slot; /* open addressing, linear probing */
 	uint32_t mask;		   /* slots - 1 (a power of two, >= 2 * max) */
 	uint32_t max;		   /* entries kept at most */
-	uint32_t count;
+	uint32_t count;		   /* slots used (live + vanished, bounded by max) */
+	uint32_t live;		   /* tasks alive as far as the tracker knows */
 	uint32_t flags;		   /* CN_PROC_TRACKER_* */
 	uint32_t gen;		   /* current sync generation */
 	int stale;		   /* events were lost since the last sync */

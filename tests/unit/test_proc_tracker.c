@@ -318,6 +318,49 @@ static void test_resync_after_loss(void **state)
 	cn_proc_tracker_free(t);
 }
 
+/* A task that ends while /proc is read is reported vanished; when its exit
+ * event arrives after all it still gets its name, flagged; one that never
+ * sends one is dropped silently by the next sync (no second report). */
+static void test_exit_during_scan(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_tracker_stats st;
+	struct changes c = { 0 };
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_fork(100, 100, 150, 150, 1000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	ev = ev_fork(100, 100, 151, 151, 1000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 2);
+	assert_int_equal(c.vanished, 2);
+	assert_null(cn_proc_tracker_find(t, 150));
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, 3);
+	ev = ev_simple(CN_PROC_EXIT, 150, 150, 5000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "bash");
+	assert_true(e->flags & CN_PROC_ENTRY_VANISHED);
+	assert_int_equal(e->start_ns, 1000);
+	/* 151's exit never comes: the next sync forgets it without a report;
+	 * a fork reusing a vanished pid is a new task. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 0);
+	ev = ev_fork(100, 100, 151, 151, 6000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_false(e->flags & CN_PROC_ENTRY_VANISHED);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, 4);
+	assert_int_equal(st.vanished, 2);
+	cn_proc_tracker_free(t);
+}
+
 /* Many tasks in a small table: every removal keeps the others findable
  * (backward-shift deletion), and the bound holds. */
 static void test_table_churn_and_bound(void **state)
@@ -385,6 +428,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_thread_and_comm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resync_after_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_during_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_churn_and_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_opts, setup, teardown),
 	};
