@@ -231,6 +231,24 @@ loss_resync)
 		"$dir/err" || fail "summary without the overruns"
 	echo "ok: loss reported, resynchronized, names right after it"
 	;;
+systemd_unit)
+	# The unit as installed, pointed at this build's cnctl: systemd accepts
+	# it, and its command line writes JSON lines (what the journal gets).
+	unit=${3:?unit file}
+	sed "s|^ExecStart=[^ ]*|ExecStart=$CNCTL|" "$unit" >"$dir/cnctl-proc.service"
+	command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
+	systemd-analyze verify --man=no "$dir/cnctl-proc.service" || fail "systemd-analyze verify"
+	args=$(sed -n 's/^ExecStart=[^ ]* proc //p' "$unit")
+	[ -n "$args" ] || fail "no 'cnctl proc' in ExecStart"
+	# shellcheck disable=SC2086
+	start $args
+	sh -c 'exit 6' &
+	wait $!
+	finish
+	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$dir/out" ||
+		fail "the unit's command line does not write JSON lines"
+	echo "ok: $(basename "$unit") verifies; ExecStart writes $(wc -l <"$dir/out") JSON lines"
+	;;
 *)
 	echo "unknown case $CASE"
 	exit 1
