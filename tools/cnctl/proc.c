@@ -450,7 +450,7 @@ int cnctl_proc(int argc, char **argv)
 	struct cn_open_opts oo = { .sz = sizeof(oo), .batch = PROC_BATCH };
 	static char outbuf[PROC_STDOUT_BUF];
 	uint32_t listen_mask;
-	int r, ret;
+	int r, ret, filter;
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
@@ -488,8 +488,8 @@ int cnctl_proc(int argc, char **argv)
 		}
 		goto out;
 	}
-	r = cn_proc_filter(st.s);
-	st.kernel_filter = r > 0 && (r & CN_PROC_FILTER_KERNEL);
+	filter = cn_proc_filter(st.s);
+	st.kernel_filter = filter > 0 && (filter & CN_PROC_FILTER_KERNEL);
 	/* Listening first, then the scan: a task started in between is in
 	 * both, and the events that follow are applied on top. */
 	r = cn_proc_tracker_sync(st.t, NULL, NULL);
@@ -509,7 +509,7 @@ int cnctl_proc(int argc, char **argv)
 	if (!o.common.quiet) {
 		const char *how = "";
 
-		if (r > 0)
+		if (filter > 0)
 			how = st.kernel_filter ? ", filtered in the kernel"
 					       : ", filtered in userspace";
 		cnctl_err("listening for proc events (%s%s)", o.mask ? o.events : "all", how);

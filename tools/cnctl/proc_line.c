@@ -80,13 +80,17 @@ static void put_safe(FILE *f, const char *s, size_t n)
 	}
 }
 
-/* A task's name: its comm, "[?]" when unknown (its start was lost). */
+/* A task's name: its comm, "[?]" when unknown (its start was lost); a '?'
+ * after a name from before an exec whose new name could not be read. */
 static void put_name(FILE *f, const struct cn_proc_entry *e)
 {
-	if (e && e->comm[0])
-		put_safe(f, e->comm, sizeof(e->comm));
-	else
+	if (!e || !e->comm[0]) {
 		fputs("[?]", f);
+		return;
+	}
+	put_safe(f, e->comm, sizeof(e->comm));
+	if (e->flags & CN_PROC_ENTRY_STALE_COMM)
+		putc_unlocked('?', f);
 }
 
 static void put_time(FILE *f, const struct proc_state *st, uint64_t ts_ns)
@@ -241,7 +245,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 		} else {
 			putc_unlocked('[', f);
 			put_name(f, e);
-			fputs(e && (e->flags & CN_PROC_ENTRY_STALE_COMM) ? "?]" : "]", f);
+			putc_unlocked(']', f);
 		}
 		break;
 	}
