@@ -31,8 +31,8 @@
 #include "host_util.h"
 
 #define WAIT_MS	   2000
-#define STORM	   2000 /* forks while blind: far more than a tiny buffer holds */
-#define LONG_LIVED 6	/* sleepers started before the blind window */
+#define STORM	   400 /* forks while blind: 1200 events, a 1 KiB buffer holds a few */
+#define LONG_LIVED 6   /* sleepers started before the blind window */
 #define MAX_KIDS   64
 
 /* A child that execs `sleep 1000` (comm "sleep"). Returns once the exec
