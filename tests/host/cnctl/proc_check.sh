@@ -231,6 +231,28 @@ loss_resync)
 		"$dir/err" || fail "summary without the overruns"
 	echo "ok: loss reported, resynchronized, names right after it"
 	;;
+kernel_filter_summary)
+	# A partial mask on a filtering kernel: gaps cannot be counted (the
+	# kernel's filtered events advance the per-CPU counters too), and the
+	# summary says so instead of "0 lost".
+	start --events exit --color never
+	sh -c 'exit 7' &
+	p=$!
+	wait "$p"
+	finish
+	x=$(line exit "$p")
+	[[ $x == *" sh  exit 7" ]] || fail "exit line of $p: '$x'"
+	grep -c -E '^[^ ]+ +(fork|exec) ' "$dir/out" | grep -qx 0 || fail "events outside --events exit printed"
+	if grep -q 'filtered in the kernel' "$dir/err"; then
+		grep -qE '^cnctl: [0-9]+ events printed, gaps not tracked: kernel filter, [0-9]+ overruns$' \
+			"$dir/err" || fail "kernel filter, but the summary counts gaps"
+	else
+		grep -qE '^cnctl: [0-9]+ events printed, [0-9]+ lost \(per-CPU gaps\)' "$dir/err" ||
+			fail "no kernel filter, but no gap count"
+	fi
+	tail -n 1 "$dir/err"
+	echo "ok: summary matches the filter"
+	;;
 systemd_unit)
 	# The unit as installed, pointed at this build's cnctl: systemd accepts
 	# it, and its command line writes JSON lines (what the journal gets).
