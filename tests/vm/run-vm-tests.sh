@@ -100,7 +100,8 @@ if [ -z "$GUEST_BIN" ]; then
 	fi
 	GUEST_BIN="$WORK/cnbus_vmtest"
 	gcc -O2 -g -Wall -Wextra -Werror -static -I"$SRC/include" -I/usr/include/libnl3 \
-		-o "$GUEST_BIN" "$SRC"/tests/vm/guest/cnbus_vmtest.c "$SRC"/tests/vm/guest/kstat.c \
+		-o "$GUEST_BIN" "$SRC"/tests/vm/guest/cnbus_vmtest.c "$SRC"/tests/vm/guest/hostile.c \
+		"$SRC"/tests/vm/guest/kstat.c \
 		"$LIBCN_A" -l:libnl-genl-3.a -l:libnl-3.a -lpthread -lm 2>"$WORK/guest-build.log" || {
 		cat "$WORK/guest-build.log"; echo "FAIL: guest test build"; exit 1; }
 fi

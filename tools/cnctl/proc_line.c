@@ -195,7 +195,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 			const struct cn_proc_entry *e, const struct cn_proc_entry *pe)
 {
 	int thread = ev->pid != ev->tgid;
-	const char *what = cn_proc_what_name(ev->what), *from;
+	const char *what = cn_proc_what_name(ev->what), *from, *ec;
 	char dur[16] = "", cmd[4096];
 	pid_t ppid = e ? e->ppid : ev->parent_tgid;
 	uint64_t ns;
@@ -207,14 +207,16 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 	if ((ev->what == CN_PROC_FORK || ev->what == CN_PROC_EXIT) && ev->parent_tgid)
 		ppid = ev->parent_tgid; /* a thread's exit names no parent */
 	put_time(f, st, ev->timestamp_ns);
-	fprintf(f, " %s%-6s%s %7d %7d %9s  ",
-		color(st, ev->what == CN_PROC_EXEC				 ? C_GREEN
-			  : ev->what == CN_PROC_FORK && thread			 ? C_DIM
-			  : ev->what == CN_PROC_COREDUMP			 ? C_BRED
-			  : ev->what == CN_PROC_COMM				 ? C_CYAN
-			  : ev->what == CN_PROC_FORK || ev->what == CN_PROC_EXIT ? ""
-										 : C_YEL),
-		what, color(st, C_RESET), (int)ev->pid, (int)ppid, dur);
+	ec = color(st, ev->what == CN_PROC_EXEC				      ? C_GREEN
+		       : ev->what == CN_PROC_FORK && thread		      ? C_DIM
+		       : ev->what == CN_PROC_COREDUMP			      ? C_BRED
+		       : ev->what == CN_PROC_COMM			      ? C_CYAN
+		       : ev->what == CN_PROC_FORK || ev->what == CN_PROC_EXIT ? ""
+									      : C_YEL);
+	/* The pad inside the color, the reset only after a color: the columns
+	 * read the same with and without. */
+	fprintf(f, " %s%-6s%s %7d %7d %9s  ", ec, what, *ec ? color(st, C_RESET) : "", (int)ev->pid,
+		(int)ppid, dur);
 	switch (ev->what) {
 	case CN_PROC_FORK:
 		put_name(f, e);

@@ -54,6 +54,9 @@ await() {
 
 # start ARGS...: cnctl proc ARGS in the background, listening.
 start() {
+	# Gone first: the child truncates them only once it runs, and a
+	# previous run's 'listening' must not be taken for this one's.
+	rm -f "$dir/out" "$dir/err"
 	"$CNCTL" proc "$@" >"$dir/out" 2>"$dir/err" &
 	cn=$!
 	await "$dir/err" 'listening for proc events'
@@ -66,7 +69,9 @@ finish() {
 	(exit 0) &
 	local m=$!
 	wait "$m"
-	await "$dir/out" "^[^ ]+ +exit +$m |\"pid\":$m,\"tgid\":$m,.*\"event\":\"exit\"|\"event\":\"exit\".*\"pid\":$m,"
+	# Anchored at the line's start: the exec line of this very grep (its
+	# command line holds the pattern) must not match.
+	await "$dir/out" "^[^ ]+ +exit +$m |^\{\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
 	kill -INT "$cn"
 	wait "$cn"
 	rc=$?
@@ -120,7 +125,9 @@ names_and_lifetimes)
 	;;
 stats_table)
 	start --stats --color never
-	for i in 1 2 3; do sh -c "exit $i" & wait $!; done
+	# Each sh lives past its exec (sleep), so its name is read in time:
+	# a process gone before that keeps the name from before its exec.
+	for i in 1 2 3; do sh -c "sleep 0.05; exit $i" & wait $!; done
 	finish
 	hdr=$(grep -E '^ +FORKS +CLONES +EXECS +EXITS +FAILED +LOST +COMMAND$' "$dir/out") ||
 		fail "no stats table header"
@@ -161,6 +168,7 @@ PY
 	;;
 timeout_and_iso)
 	# --timeout ends the run by itself with status 0; ISO dates.
+	rm -f "$dir/out" "$dir/err"
 	"$CNCTL" proc --timeout 0.5 --time iso --color never >"$dir/out" 2>"$dir/err" &
 	cn=$!
 	await "$dir/err" 'listening for proc events'
@@ -236,7 +244,7 @@ kernel_filter_summary)
 	# kernel's filtered events advance the per-CPU counters too), and the
 	# summary says so instead of "0 lost".
 	start --events exit --color never
-	sh -c 'exit 7' &
+	sh -c 'sleep 0.05; exit 7' &
 	p=$!
 	wait "$p"
 	finish
