@@ -49,6 +49,12 @@ bad_rcvbuf)	run 2 "--rcvbuf.*'lots'" proc --rcvbuf lots ;;
 missing_value)	run 2 "'--count'" proc --count ;;
 unknown_option)	run 2 "'--frobnicate'" proc --frobnicate ;;
 extra_arg)	run 2 "'extra'" proc extra ;;
+bad_timeout)	run 2 "--timeout.*'soon'" proc --timeout soon ;;
+negative_timeout) run 2 "--timeout.*'-1'" proc --timeout -1 ;;
+bad_time)	run 2 "--time.*'utc'" proc --time utc ;;
+bad_color)	run 2 "--color.*'sometimes'" proc --color sometimes ;;
+huge_count)	run 2 "--count.*'18446744073709551616'" proc --count 18446744073709551616 ;;
+zero_count)	run 2 "--count.*'0'" proc --count 0 ;;
 unknown_command) run 2 "'frobnicate'" frobnicate ;;
 no_command)	run 2 "no command" ;;
 help)
