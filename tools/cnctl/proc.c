@@ -169,26 +169,12 @@ static int color_wanted(const char *when)
 
 static int parse_opts(int argc, char **argv, struct proc_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "stats", no_argument, NULL, 'S' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 'D' },
-		{ "time", required_argument, NULL, 'T' },
-		{ "color", required_argument, NULL, 'c' },
-		{ "colour", required_argument, NULL, 'c' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
 	const char *color = "auto";
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":je:Sn:D:t:T:c:r:qh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_PROC);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			o->events = optarg;
