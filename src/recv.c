@@ -426,23 +426,28 @@ static inline int recv_batch_fill(struct cn_sock *s, struct cn_message *out, int
 	return recv_batch_walk(s, out, (unsigned int)i, max, flags);
 }
 
+/* cn_recv_batch when the fresh read does not apply (see there). */
+static int recv_batch_general(struct cn_sock *s, struct cn_message *out, unsigned int max,
+			      unsigned int flags)
+{
+	if (!max)
+		return cn_fail(EINVAL);
+	return recv_batch_walk(s, out, 0, max, flags);
+}
+
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
 	unsigned int n;
 	int got;
 
-	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
+	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
 	n = max < s->nslots ? max : s->nslots;
-	/* Branch-free: one test for the cases the walk handles (something
-	 * kept, put off or left to walk, PKTINFO; the walk always leaves
-	 * rx.next <= rx.count). One slot: cn__read_datagrams' recvfrom is
-	 * cheaper than recvmmsg. */
-	if (__builtin_expect((s->backlog.count | (size_t)s->backlog.lost | (size_t)s->backlog.err |
-			      (size_t)s->deferred_err | (size_t)s->pktinfo |
-			      (size_t)(s->rx.next ^ s->rx.count) | (size_t)(n == 1)) != 0,
-			     0))
-		return recv_batch_walk(s, out, 0, max, flags);
+	/* One test for max 0 (EINVAL there), one slot (cn__read_datagrams'
+	 * recvfrom is cheaper than recvmmsg) and whatever the walk handles:
+	 * something kept, put off or left to walk, PKTINFO. */
+	if (__builtin_expect(n <= 1 || !cn__rx_fresh(s), 0))
+		return recv_batch_general(s, out, max, flags);
 	/* A CN_OPEN_NONBLOCK socket's fd is O_NONBLOCK already (cn_open,
 	 * cn_set_nonblocking): only the per-call flag needs MSG_DONTWAIT. */
 	s->st.syscalls++;
