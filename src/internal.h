@@ -206,11 +206,11 @@ static inline int cn__rx_pending(const struct cn_sock *s)
 }
 
 #define CN_ADJACENT_INTS(type, a, b)                                                               \
-	(offsetof(type, b) == offsetof(type, a) + sizeof(int) && sizeof(((type *)0)->a) == 4 &&       \
+	(offsetof(type, b) == offsetof(type, a) + sizeof(int) && sizeof(((type *)0)->a) == 4 &&    \
 	 sizeof(((type *)0)->b) == 4)
 _Static_assert(CN_ADJACENT_INTS(struct cn_backlog, lost, err) &&
-		       CN_ADJACENT_INTS(struct cn_sock, deferred_err, pktinfo) &&
-		       CN_ADJACENT_INTS(struct cn_rx_cursor, next, count),
+		   CN_ADJACENT_INTS(struct cn_sock, deferred_err, pktinfo) &&
+		   CN_ADJACENT_INTS(struct cn_rx_cursor, next, count),
 	       "cn__rx_fresh reads these pairs as one 8-byte word each");
 
 /*
@@ -224,9 +224,9 @@ static inline int cn__rx_fresh(const struct cn_sock *s)
 {
 	uint64_t kept, put_off, rx;
 
-	memcpy(&kept, &s->backlog.lost, sizeof(kept));	   /* lost, err */
+	memcpy(&kept, &s->backlog.lost, sizeof(kept));	     /* lost, err */
 	memcpy(&put_off, &s->deferred_err, sizeof(put_off)); /* deferred_err, pktinfo */
-	memcpy(&rx, &s->rx.next, sizeof(rx));		   /* next, count */
+	memcpy(&rx, &s->rx.next, sizeof(rx));		     /* next, count */
 	return ((uint64_t)s->backlog.count | kept | put_off | ((rx >> 32) ^ (uint32_t)rx)) == 0;
 }
 /* The error put off by a call that had already returned messages (0: none);
