@@ -32,6 +32,18 @@ struct cn_async;
 #define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
 
+/* The sender of the datagram in a slot, padded to the size of a struct
+ * cn_message: cn_recv_batch's fill loop (recv.c) finds slot i's sender, its
+ * mmsghdr and out[i] from one index (16 * i, scaled by 1, 4 and 1) instead
+ * of advancing a pointer for each. */
+struct cn_addr {
+	struct sockaddr_nl nl;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct cn_addr) == sizeof(struct cn_message) &&
+		       sizeof(struct mmsghdr) == 4 * sizeof(struct cn_message),
+	       "cn_recv_batch's fill loop indexes these arrays with one index");
+
 /* Datagrams read by the last receive system call and not yet fully walked. */
 struct cn_rx_cursor {
 	uint32_t next;	/* index of the datagram being walked */
@@ -84,7 +96,7 @@ struct cn_sock {
 	uint32_t nslots;
 	struct mmsghdr *mmsg;
 	struct iovec *iov;
-	struct sockaddr_nl *addrs;
+	struct cn_addr *addrs;
 	/* With pktinfo only (NULL until then): a control buffer per slot
 	 * (CN_CTRL_SIZE bytes) and the group each slot's datagram came
 	 * through, taken from its NETLINK_PKTINFO cmsg when it was read. */

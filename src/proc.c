@@ -381,7 +381,7 @@ proc_recv_fast(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags)
 	if (n != PROC_DGRAM_LEN || memcmp(nlh, &proc_nlh, sizeof(proc_nlh)) ||
 	    m->len != sizeof(struct proc_event) || memcmp(&m->id, &proc_id, sizeof(proc_id)) ||
 	    from.nl_pid != 0) {
-		s->addrs[0] = from;
+		s->addrs[0].nl = from;
 		cn__slot0_filled(s, n);
 		return FALLBACK;
 	}
