@@ -70,8 +70,9 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 	 * msg_flags of every entry it fills, and only filled entries are
 	 * walked. */
 	if (n == 1) {
-		ssize_t r = __builtin_expect(s->pktinfo, 0) ? recv_one_pktinfo(s, fl, &s->addrs[0].nl)
-							    : cn__recv_one(s, fl, &s->addrs[0].nl);
+		ssize_t r = __builtin_expect(s->pktinfo, 0)
+				? recv_one_pktinfo(s, fl, &s->addrs[0].nl)
+				: cn__recv_one(s, fl, &s->addrs[0].nl);
 
 		if (r < 0)
 			return (int)r;
