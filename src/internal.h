@@ -41,7 +41,7 @@ struct cn_addr {
 	uint32_t pad;
 };
 _Static_assert(sizeof(struct cn_addr) == sizeof(struct cn_message) &&
-		       sizeof(struct mmsghdr) == 4 * sizeof(struct cn_message),
+		   sizeof(struct mmsghdr) == 4 * sizeof(struct cn_message),
 	       "cn_recv_batch's fill loop indexes these arrays with one index");
 
 /* Datagrams read by the last receive system call and not yet fully walked. */
