@@ -7,6 +7,7 @@
 #ifndef CNCTL_COMMON_H
 #define CNCTL_COMMON_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
@@ -65,13 +66,40 @@ int cnctl_finish_output(void);
  * always valid JSON (and safe on a terminal). */
 void json_string(FILE *f, const char *s, size_t n);
 
+/* ---- options.c: the one table of every subcommand's options ---- */
+
+/* The subcommands, for options.c's table (which takes which option). */
+enum cnctl_cmd_id {
+	CNCTL_CMD_PROC,
+	CNCTL_CMD_SEND,
+	CNCTL_CMD_LISTEN,
+	CNCTL_CMD_REQUEST,
+	CNCTL_CMD_NOTIFY,
+	CNCTL_CMD_KMOD,
+};
+
+#define CNCTL_MAX_OPTIONS 40
+
+/* One subcommand's getopt_long tables, derived from options.c's table. */
+struct cnctl_getopt {
+	char shortopts[2 * CNCTL_MAX_OPTIONS + 2];
+	struct option longopts[CNCTL_MAX_OPTIONS + 1];
+};
+
+/* Fill g with the options cmd takes and reset getopt (optind = 1, its own
+ * messages off: cnctl_common_opt prints them). */
+void cnctl_getopt_init(struct cnctl_getopt *g, enum cnctl_cmd_id cmd);
+
+/* getopt_long over g's tables: an option's letter, ':' (missing value),
+ * '?' (unknown option) or -1 at the end of the options. */
+int cnctl_getopt(struct cnctl_getopt *g, int argc, char **argv);
+
 /* ---- opts.c: the options several subcommands share ---- */
 
 /* --unit/-u, --kmod/-k, --json/-j, --quiet/-q, --count/-n, --timeout/-t,
  * --rcvbuf/-r and --help/-h mean the same (and fail with the same message)
  * in every subcommand that takes them. A subcommand fills cmd, usage and the
- * defaults, lists the letters it takes in its getopt_long tables, handles
- * its own letters and passes every other result to cnctl_common_opt. */
+ * defaults, reads its options with cnctl_getopt, handles its own letters and passes every other result to cnctl_common_opt. */
 struct cnctl_opts {
 	const char *cmd;	/* the subcommand's name, for messages */
 	void (*usage)(FILE *f); /* prints the subcommand's --help */

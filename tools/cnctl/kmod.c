@@ -124,18 +124,13 @@ static void print_text(const struct cn_kmod_info *in)
 
 int cnctl_kmod(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
 	static struct cn_kmod_info info; /* about 17 KiB */
 	struct cnctl_opts o = { .cmd = "kmod", .usage = kmod_usage, .unit = -1 };
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_KMOD);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		r = cnctl_common_opt(c, argv, &o);
 		if (r)
 			return r < 0 ? CNCTL_EXIT_OK : r;
