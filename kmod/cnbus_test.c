@@ -47,6 +47,7 @@
 #include <linux/cpu.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
+#include <linux/sched/clock.h>
 #include <linux/version.h>
 
 #include "cnbus.h"
