@@ -134,6 +134,8 @@ BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
 if [ -n "$BAD" ]; then
 	echo "FAIL: kernel log is not clean:"
 	echo "$BAD"
+	echo "== the first report in full:"
+	grep -F -x -A 50 "$(echo "$BAD" | head -n 1)" "$VM_WORK/kernel.txt" | head -n 50
 	FAIL=1
 fi
 # Every unload reports its CBUS totals: they must add up.
