@@ -2,11 +2,8 @@
 # Guest /init for the cnbus VM tests: load kmod, run the tests, unload,
 # dump the kernel log, power off. Every result line goes to the serial
 # console; run-vm-tests.sh on the host parses it.
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-export PATH=/bin
+. /lib/vm-guest.sh
+vm_guest_start
 
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
@@ -226,8 +223,4 @@ done
 if [ $leak = 0 ]; then echo "ok - slab counts stable across a load/test/unload cycle"; else echo "not ok - slab counts grew"; fi
 kmemleak_check "after unloading the modules"
 
-echo "VMTEST-DMESG-BEGIN"
-dmesg
-echo "VMTEST-DMESG-END"
-echo "VMTEST-END"
-poweroff -f
+vm_guest_end VMTEST

@@ -118,7 +118,8 @@ vm_build_guest() {
 }
 
 # vm_root INIT: start the initramfs tree VM_ROOT (= VM_WORK/root): busybox,
-# INIT as /init, the modules built by vm_build_module in /lib/cnbus. The
+# INIT as /init (it sources /lib/vm-guest.sh, tests/vm/lib/guest.sh), the
+# modules built by vm_build_module in /lib/cnbus. The
 # caller adds its programs to $VM_ROOT/bin.
 vm_root() {
 	VM_ROOT=$VM_WORK/root
@@ -126,6 +127,7 @@ vm_root() {
 	mkdir -p "$VM_ROOT/bin" "$VM_ROOT/proc" "$VM_ROOT/sys" "$VM_ROOT/dev" "$VM_ROOT/tmp" \
 		"$VM_ROOT/lib/cnbus"
 	cp "$VM_BUSYBOX" "$VM_ROOT/bin/busybox"
+	cp "$VM_SRC/tests/vm/lib/guest.sh" "$VM_ROOT/lib/vm-guest.sh"
 	cp "$1" "$VM_ROOT/init"
 	chmod 755 "$VM_ROOT/init"
 	find "$VM_WORK/src" -name '*.ko' -exec cp {} "$VM_ROOT/lib/cnbus/" \;
