@@ -135,7 +135,12 @@ if [ -n "$BAD" ]; then
 	echo "FAIL: kernel log is not clean:"
 	echo "$BAD"
 	echo "== the first report in full:"
-	grep -F -x -A 50 "$(echo "$BAD" | head -n 1)" "$VM_WORK/kernel.txt" | head -n 50
+	FIRST=$(echo "$BAD" | head -n 1)
+	if grep -q -F -x "$FIRST" "$VM_WORK/dmesg.txt"; then
+		grep -F -x -A 50 "$FIRST" "$VM_WORK/dmesg.txt" | head -n 50
+	else
+		grep -F -x -A 50 "$FIRST" "$VM_WORK/kernel.txt" | head -n 50
+	fi
 	FAIL=1
 fi
 # Every unload reports its CBUS totals: they must add up.
