@@ -16,8 +16,9 @@
 # <key> as the last line on stdout; progress goes to stderr, the make output
 # to <key>/build.log.
 #
-# Environment: DEBUG_KERNEL_CACHE (/var/cache/libcn/debug-kernel),
-#   DEBUG_KERNEL_SOURCE (/usr/src/linux-source-6.12.tar.xz), JOBS (2).
+# Environment: DEBUG_KERNEL_CACHE (/var/cache/libcn/debug-kernel as root,
+#   else ~/.cache/libcn/debug-kernel), DEBUG_KERNEL_SOURCE
+#   (/usr/src/linux-source-6.12.tar.xz), JOBS (the number of CPUs).
 # Exit: 0 built or cached, 1 the build failed or an option of debug.config
 #       is not set in the resulting .config, 77 no kernel source or build
 #       tools (scripts/install-deps installs them).
@@ -25,9 +26,13 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 FRAGMENT=$HERE/debug.config
-CACHE_ROOT=${DEBUG_KERNEL_CACHE:-/var/cache/libcn/debug-kernel}
+if [ "$(id -u)" = 0 ]; then
+	CACHE_ROOT=${DEBUG_KERNEL_CACHE:-/var/cache/libcn/debug-kernel}
+else
+	CACHE_ROOT=${DEBUG_KERNEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libcn/debug-kernel}
+fi
 SOURCE=${DEBUG_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}
-JOBS=${JOBS:-2}
+JOBS=${JOBS:-$(nproc)}
 
 skip() { echo "SKIP: $*" >&2; exit 77; }
 [ -r "$SOURCE" ] || skip "$SOURCE missing (apt-get install linux-source-6.12)"
@@ -59,7 +64,7 @@ T0=$(date +%s)
 rm -rf "$OUT"
 mkdir -p "$OUT"
 LOG=$OUT/build.log
-echo "debug kernel: building $KEY (log: $LOG; ~15 min on 2 cores)" >&2
+echo "debug kernel: building $KEY (log: $LOG; 10-30 min on 2 cores)" >&2
 tar -xJf "$SOURCE" -C "$OUT"
 mv "$OUT"/linux-source-6.12 "$OUT/build"
 cd "$OUT/build"
