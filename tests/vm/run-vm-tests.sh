@@ -13,8 +13,8 @@
 #                installed ABI) or debug (tests/vm/debug-kernel/build.sh:
 #                KASAN, lockdep, kmemleak, debugobjects; built once, cached).
 #   --light      the whole suite with a tenth of the messages (bursts, echo
-#                round trips, fault blaster): the full counts run on 6.1 and
-#                on the debug kernel; see tests/vm/README.md.
+#                round trips, fault blaster): CTest uses it for the debug
+#                kernel, where KASAN and lockdep slow kmod down ~10x.
 #   --guest-dir  a directory of statically linked guest programs (CMake
 #                builds one from tests/vm/guest); each goes to /bin.
 #   --guest-bin  one statically linked guest program (may repeat).

@@ -166,6 +166,6 @@ vm_log_reports() {
 		-e 'refcount_t|list_(add|del) corruption|double fault|stack-protector|segfault' "$1" |
 		grep -Ev -e 'KernelAddressSanitizer initialized|kmemleak: Kernel memory leak detector initialized' \
 			-e 'kmemleak: Automatic memory scanning thread started|ODEBUG: selftest passed' \
-			-e 'Lock dependency validator|lockdep: (fixing up alternatives|\[)' \
+			-e 'Lock dependency validator|RCU lockdep checking is enabled' \
 			-e '^VMTEST|^CBENCH|^#'
 }
