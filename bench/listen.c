@@ -159,22 +159,23 @@ static void from_cn(const struct cn_proc_event *e, struct bev *ev)
 
 #define BATCH 64
 static struct cn_message msgs[BATCH];
-static int nmsgs, imsg;
+static const struct cn_message *cur = msgs, *end = msgs; /* not yet handled */
 
+/* The loop a daemon writes: hand each message of a batch to cn_proc_handle,
+ * read the next batch when none is left. */
 static int libcn_batch_next(struct cn_proc_event *e)
 {
 	for (;;) {
-		while (imsg < nmsgs)
-			if (cn_proc_handle(cs, &msgs[imsg++], e) == 1)
-				return 0;
-		imsg = 0;
-		nmsgs = cn_recv_batch(cs, msgs, BATCH, 0);
-		if (nmsgs < 0) {
-			int r = nmsgs;
+		int n;
 
-			nmsgs = 0;
-			return r;
-		}
+		while (cur < end)
+			if (cn_proc_handle(cs, cur++, e) == 1)
+				return 0;
+		n = cn_recv_batch(cs, msgs, BATCH, 0);
+		if (n < 0)
+			return n;
+		cur = msgs;
+		end = msgs + n;
 	}
 }
 

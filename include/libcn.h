@@ -136,8 +136,12 @@ CN_EXPORT struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, ui
 				     const void *data, size_t len);
 
 /* cn_send flags */
-#define CN_SEND_KEEP_SEQ 0x1u /* send msg->seq as it is (default: the socket's next seq) */
-#define CN_SEND_KEEP_ACK 0x2u /* send msg->ack as it is (default: a fresh random ack) */
+#define CN_SEND_KEEP_SEQ	0x1u /* send msg->seq as it is (default: the socket's next seq) */
+#define CN_SEND_KEEP_ACK	0x2u /* send msg->ack as it is (default: a fresh random ack) */
+/* Ask the kernel side for its verdict (NLM_F_ACK) and return it: see cn_send. */
+#define CN_SEND_ACK		0x4u
+/* cn_request only: keep waiting through socket overruns (see cn_request). */
+#define CN_REQUEST_OVERRUN_WAIT 0x8u
 
 /*
  * Send `msg` (header plus msg->len payload bytes) to the kernel.
@@ -146,10 +150,27 @@ CN_EXPORT struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, ui
  * number into msg->ack before sending, so after the call msg holds exactly
  * what went out. Returns 0, or -errno (-EMSGSIZE if msg->len is over
  * CONNECTOR_MAX_MSG_SIZE, -EAGAIN on a full non-blocking socket, ...).
+ *
+ * CN_SEND_ACK: the datagram carries NLM_F_ACK (nlmsg_seq = msg->seq) and
+ * the call returns the receiver's answer, the NLMSG_ERROR echoing that seq
+ * and this socket's port: 0 when the message was taken, or its refusal as
+ * -errno (kmod, cnbus.ko: -EPERM without CAP_NET_ADMIN, -ENOSPC when its
+ * notification table is full, -ENODEV when no callback has the id,
+ * -EINVAL/-EMSGSIZE for malformed messages, ...). Kernel netlink input runs
+ * during the send, so the answer is read without waiting; 1 means none
+ * came: the receiver does not answer NLM_F_ACK (the built-in connector,
+ * NETLINK_CONNECTOR, does not; the message was sent). -ENOBUFS: the socket
+ * overran before the answer was read (it may have been lost; the message
+ * was sent; counted in cn_stats.overruns). Messages that arrive before the
+ * answer are kept for cn_recv (or go to the handler) as during cn_request.
+ * Other answers and errors met meanwhile are kept for cn_recv too. The call
+ * reads the socket: like a receive call, it ends the validity of messages
+ * returned before (see top).
  */
 CN_EXPORT int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags);
 
-/* Like cn_send, but to netlink port `port` (0: the kernel). */
+/* Like cn_send, but to netlink port `port` (0: the kernel). CN_SEND_ACK
+ * needs port 0 (-EINVAL otherwise): only the kernel answers. */
 CN_EXPORT int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags);
 
 /* ------------------------------------------------------------------------ */
@@ -254,6 +275,17 @@ CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
  * Returns 0 with *reply filled (valid until the next receive call),
  * -ETIMEDOUT, -ENOBUFS if the socket overran while waiting (the reply may
  * have been lost; the request can be retried), or another -errno.
+ * Flags besides cn_send's:
+ *   CN_SEND_ACK    a refusal answered by the kernel side (see cn_send) ends
+ *                  the wait and is returned as -errno (e.g. -ENODEV from
+ *                  kmod for an id without callback, instead of
+ *                  -ETIMEDOUT); its success answer does not end it.
+ *   CN_REQUEST_OVERRUN_WAIT  for daemons that must not drop a request
+ *                  over a burst of other traffic: an overrun does not end
+ *                  the wait. It is counted in cn_stats.overruns (and
+ *                  cn_proc_stats.overruns), and the next cn_recv returns
+ *                  -ENOBUFS after the messages kept before it. The reply
+ *                  itself may have been lost: give a timeout.
  */
 CN_EXPORT int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 			 enum cn_match policy, int timeout_ms, struct cn_message *reply);
@@ -518,8 +550,9 @@ struct cn_notification {
  * (payload not empty, ack not CN_NOTIFY_ADDED/REMOVED). */
 CN_EXPORT int cn_notify_decode(const struct cn_msg *msg, struct cn_notification *n);
 
-/* Check a control message payload (as kmod does): returns 0 if `data`/`len`
- * is a well-formed struct cn_ctl_msg, -EBADMSG otherwise. */
+/* Check a control message payload with kmod's own check (cn_ctl_msg_valid in
+ * libcn/proto.h): returns 0 if `data`/`len` is a well-formed struct
+ * cn_ctl_msg, -EBADMSG otherwise. */
 CN_EXPORT int cn_notify_validate(const void *data, size_t len);
 
 /* ------------------------------------------------------------------------ */
@@ -558,6 +591,9 @@ enum cn_kmod_refusal {
 	CN_KMOD_REFUSED_NOTIFY_PERM,   /* notification request without CAP_NET_ADMIN */
 	CN_KMOD_REFUSED_NOTIFY_FULL,   /* the bound on notification requests was reached */
 	CN_KMOD_REFUSED_CBUS_SHUTDOWN, /* CBUS insert while unloading */
+	CN_KMOD_REFUSED_NOTIFY_EXISTS, /* the same notification request is held already */
+	CN_KMOD_REFUSED_NOTIFY_NOENT,  /* a notification removal matched no request */
+	CN_KMOD_REFUSED_NOMEM,	       /* kmod had no memory to handle the message */
 	CN_KMOD_REFUSED_COUNT
 };
 
@@ -570,9 +606,11 @@ struct cn_kmod_info {
 	uint32_t notify_count; /* notification requests held now */
 	uint32_t cbus_qlen;    /* bound on each per-CPU CBUS queue */
 	uint64_t received;     /* messages received from userspace */
-	uint64_t dispatched;   /* messages that reached a callback */
+	uint64_t dispatched;   /* messages that reached a callback or took effect */
+	/* received == dispatched + the refused[] except CBUS_SHUTDOWN */
 	uint64_t refused[CN_KMOD_REFUSED_COUNT];
-	int truncated; /* more callbacks or CPUs than fit below */
+	uint64_t reply_dropped; /* callback replies lost: the receiver's buffer was full */
+	int truncated;		/* more callbacks or CPUs than fit below */
 	uint32_t ncallbacks;
 	struct cn_kmod_callback callbacks[CN_KMOD_MAX_CALLBACKS];
 	uint32_t ncpus;

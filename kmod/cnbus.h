@@ -76,11 +76,16 @@ int cnbus_send(const struct cn_msg *msg, u32 portid, u32 group, gfp_t gfp);
  * cnbus_reply() - send a message to one port (unicast).
  * @msg: the message; copied.
  * @portid: the destination, usually nsp->portid of the message answered.
- * @gfp: allocation flags; when they do not allow blocking the send does not
- *       wait for room in the receiver's buffer.
+ * @gfp: allocation flags of the caller's context.
+ *
+ * Never waits for room in the receiver's buffer: a callback that waited
+ * for a receiver that does not read would hold up cnbus_del_callback()
+ * (and the unload of its module) for as long. A full receiver loses the
+ * message, gets ENOBUFS on its next recv, and kmod counts it
+ * (CNBUS_A_REPLY_DROPPED).
  *
  * Return: 0 or a negative errno (-ECONNREFUSED when the port is gone,
- * -EAGAIN when its buffer is full and @gfp forbids waiting, -ENOMEM).
+ * -ENOBUFS when its buffer is full, -ENOMEM).
  */
 int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
 

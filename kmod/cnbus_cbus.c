@@ -211,7 +211,7 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 		local_irq_restore(flags);
 		if (skb)
 			dev_kfree_skb_any(skb);
-		cnbus_refuse(CNBUS_REFUSED_CBUS_SHUTDOWN);
+		cnbus_refuse(CNBUS_REFUSED_A_CBUS_SHUTDOWN);
 		return -ESHUTDOWN;
 	}
 	q->inserted++;
@@ -305,7 +305,7 @@ int cnbus_cbus_init(void)
 		if (!q->ring)
 			goto out_free_rings;
 	}
-	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM, 0);
+	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM | CNBUS_WQ_PERCPU, 0);
 	if (!cnbus_cbus_wq)
 		goto out_free_rings;
 	return 0;

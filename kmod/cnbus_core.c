@@ -190,13 +190,25 @@ int cnbus_broadcast(struct sk_buff *skb, u32 group, gfp_t gfp)
 int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp)
 {
 	struct sk_buff *skb;
+	int err;
 
 	if (!msg || msg->len > CONNECTOR_MAX_MSG_SIZE || !portid)
 		return -EINVAL;
 	skb = cnbus_msg_skb(msg, 0, gfp);
 	if (!skb)
 		return -ENOMEM;
-	return min(0, netlink_unicast(cnbus_nls, skb, portid, !gfpflags_allow_blocking(gfp)));
+	/*
+	 * Never wait for room: callbacks run with a reference that
+	 * cnbus_del_callback() waits for, so a receiver that never reads would
+	 * block the callback, and the unload of its module, for ever. A full
+	 * receiver loses the reply and sees ENOBUFS on its next recv.
+	 */
+	err = netlink_unicast(cnbus_nls, skb, portid, 1);
+	if (err == -EAGAIN) {
+		atomic64_inc(&cnbus_stats.reply_dropped);
+		return -ENOBUFS;
+	}
+	return min(0, err);
 }
 EXPORT_SYMBOL_GPL(cnbus_reply);
 
@@ -233,27 +245,27 @@ static int cnbus_rx_msg(struct sk_buff *skb, struct nlmsghdr *nlh)
 	size_t payload;
 
 	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*msg))) {
-		cnbus_refuse(CNBUS_REFUSED_SHORT);
+		cnbus_refuse(CNBUS_REFUSED_A_SHORT);
 		return -EINVAL;
 	}
 	msg = nlmsg_data(nlh);
 	payload = nlmsg_len(nlh) - sizeof(*msg);
 	if (msg->len > CONNECTOR_MAX_MSG_SIZE) {
-		cnbus_refuse(CNBUS_REFUSED_OVERSIZE);
+		cnbus_refuse(CNBUS_REFUSED_A_OVERSIZE);
 		return -EMSGSIZE;
 	}
 	/* Exactly cn_msg.len bytes, plus netlink alignment padding at most. */
 	if (payload < msg->len || payload > NLMSG_ALIGN(sizeof(*msg) + msg->len) - sizeof(*msg)) {
-		cnbus_refuse(CNBUS_REFUSED_BAD_LEN);
+		cnbus_refuse(CNBUS_REFUSED_A_BAD_LEN);
 		return -EINVAL;
 	}
 
 	if (cnbus_id_is_notify(&msg->id))
-		return cnbus_notify_ctl(skb, msg);
+		return cnbus_notify_ctl(skb, msg); /* counts it either way */
 
 	cb = cnbus_get(&msg->id);
 	if (!cb) {
-		cnbus_refuse(CNBUS_REFUSED_NO_CALLBACK);
+		cnbus_refuse(CNBUS_REFUSED_A_NO_CALLBACK);
 		return -ENODEV;
 	}
 	atomic64_inc(&cnbus_stats.dispatched);
@@ -267,37 +279,33 @@ static int cnbus_rx_msg(struct sk_buff *skb, struct nlmsghdr *nlh)
  * port 0. A datagram may hold several messages; each is handled. Errors
  * (and successes) are answered with NLMSG_ERROR only when the sender set
  * NLM_F_ACK, so plain connector programs never see unexpected messages.
+ * Every message, and any runt after the last one, is received once and
+ * then dispatched or refused once: the counters add up.
  */
 static void cnbus_rx_skb(struct sk_buff *skb)
 {
 	unsigned int remaining = skb->len;
-	struct nlmsghdr *nlh;
+	struct nlmsghdr *nlh = (struct nlmsghdr *)skb->data;
 	int err;
 
-	if (remaining < NLMSG_HDRLEN) {
+	do {
 		atomic64_inc(&cnbus_stats.received);
-		cnbus_refuse(CNBUS_REFUSED_SHORT);
-		return;
-	}
-	nlh = nlmsg_hdr(skb);
-	while (remaining >= NLMSG_HDRLEN) {
-		atomic64_inc(&cnbus_stats.received);
-		if (nlh->nlmsg_len < NLMSG_HDRLEN) {
-			cnbus_refuse(CNBUS_REFUSED_SHORT);
+		if (remaining < NLMSG_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN) {
+			cnbus_refuse(CNBUS_REFUSED_A_SHORT);
 			return;
 		}
 		if (nlh->nlmsg_len > remaining) {
-			cnbus_refuse(CNBUS_REFUSED_TRUNCATED);
+			cnbus_refuse(CNBUS_REFUSED_A_TRUNCATED);
 			return;
 		}
 		err = cnbus_rx_msg(skb, nlh);
 		if (nlh->nlmsg_flags & NLM_F_ACK)
 			netlink_ack(skb, nlh, err, NULL);
 		if (NLMSG_ALIGN(nlh->nlmsg_len) >= remaining)
-			break;
+			return;
 		remaining -= NLMSG_ALIGN(nlh->nlmsg_len);
 		nlh = (struct nlmsghdr *)((u8 *)nlh + NLMSG_ALIGN(nlh->nlmsg_len));
-	}
+	} while (remaining);
 }
 
 static int cnbus_proc_show(struct seq_file *m, void *v)
@@ -310,6 +318,28 @@ static int cnbus_proc_show(struct seq_file *m, void *v)
 		seq_printf(m, "%-15s %u:%u\n", cb->name, cb->id.idx, cb->id.val);
 	rcu_read_unlock();
 	return 0;
+}
+
+/*
+ * Is @unit free? netlink_kernel_create() accepts a unit that another user
+ * registered without a kernel socket at port 0 (NETLINK_USERSOCK, ...):
+ * the unit's sockets would then pin that user, not us, and the unit's
+ * traffic would run our input function after we are gone. Creating a
+ * socket succeeds exactly when the unit is registered (it may first load
+ * the module that owns the unit, as any socket() would).
+ */
+static int cnbus_unit_free(int unit)
+{
+	struct socket *sock;
+	int err;
+
+	err = sock_create_kern(&init_net, PF_NETLINK, SOCK_RAW, unit, &sock);
+	if (err == -EPROTONOSUPPORT)
+		return 0;
+	if (err)
+		return err;
+	sock_release(sock);
+	return -EBUSY;
 }
 
 static int __init cnbus_init(void)
@@ -330,6 +360,13 @@ static int __init cnbus_init(void)
 		return -EINVAL;
 	}
 	cfg.groups = cnbus_groups;
+
+	err = cnbus_unit_free(cnbus_unit);
+	if (err) {
+		pr_err("netlink unit %d is in use (%d): choose a free one with unit=\n", cnbus_unit,
+		       err);
+		return err;
+	}
 
 	err = cnbus_cbus_init();
 	if (err)

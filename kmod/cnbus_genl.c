@@ -13,23 +13,9 @@
 #include <linux/rculist.h>
 #include <net/genetlink.h>
 
-#include <libcn/kmod_genl.h>
-
 #include "cnbus_internal.h"
 
 static struct genl_family cnbus_genl_family;
-
-static const int cnbus_refused_attr[CNBUS_REFUSED_NR] = {
-	[CNBUS_REFUSED_SHORT] = CNBUS_REFUSED_A_SHORT,
-	[CNBUS_REFUSED_TRUNCATED] = CNBUS_REFUSED_A_TRUNCATED,
-	[CNBUS_REFUSED_BAD_LEN] = CNBUS_REFUSED_A_BAD_LEN,
-	[CNBUS_REFUSED_OVERSIZE] = CNBUS_REFUSED_A_OVERSIZE,
-	[CNBUS_REFUSED_NO_CALLBACK] = CNBUS_REFUSED_A_NO_CALLBACK,
-	[CNBUS_REFUSED_NOTIFY_INVAL] = CNBUS_REFUSED_A_NOTIFY_INVAL,
-	[CNBUS_REFUSED_NOTIFY_PERM] = CNBUS_REFUSED_A_NOTIFY_PERM,
-	[CNBUS_REFUSED_NOTIFY_FULL] = CNBUS_REFUSED_A_NOTIFY_FULL,
-	[CNBUS_REFUSED_CBUS_SHUTDOWN] = CNBUS_REFUSED_A_CBUS_SHUTDOWN,
-};
 
 static int cnbus_genl_put_callbacks(struct sk_buff *skb)
 {
@@ -93,7 +79,7 @@ static int cnbus_genl_put_refused(struct sk_buff *skb)
 	if (!nest)
 		return -EMSGSIZE;
 	for (i = 0; i < CNBUS_REFUSED_NR; i++)
-		if (nla_put_u64_64bit(skb, cnbus_refused_attr[i],
+		if (nla_put_u64_64bit(skb, CNBUS_REFUSED_A_FIRST + i,
 				      atomic64_read(&cnbus_stats.refused[i]), CNBUS_REFUSED_A_PAD))
 			return -EMSGSIZE;
 	nla_nest_end(skb, nest);
@@ -116,6 +102,8 @@ static int cnbus_genl_fill(struct sk_buff *skb, struct genl_info *info)
 	    nla_put_u64_64bit(skb, CNBUS_A_RECEIVED, atomic64_read(&cnbus_stats.received),
 			      CNBUS_A_PAD) ||
 	    nla_put_u64_64bit(skb, CNBUS_A_DISPATCHED, atomic64_read(&cnbus_stats.dispatched),
+			      CNBUS_A_PAD) ||
+	    nla_put_u64_64bit(skb, CNBUS_A_REPLY_DROPPED, atomic64_read(&cnbus_stats.reply_dropped),
 			      CNBUS_A_PAD) ||
 	    cnbus_genl_put_callbacks(skb) || cnbus_genl_put_cpus(skb) ||
 	    cnbus_genl_put_refused(skb)) {

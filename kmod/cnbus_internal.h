@@ -11,37 +11,31 @@
 #include <linux/completion.h>
 #include <linux/skbuff.h>
 
-#include "cnbus.h"
+#include <libcn/kmod_genl.h>
 
-#define CNBUS_VERSION  "0.1.0"
-#define CNBUS_NAME_LEN 32
+#include "cnbus.h"
+#include "cnbus_compat.h"
+
+#define CNBUS_VERSION "0.1.0"
 
 struct cnbus_callback {
 	struct list_head list; /* in cnbus_callbacks, RCU */
 	struct cb_id id;
-	char name[CNBUS_NAME_LEN];
+	char name[CNBUS_NAME_MAX];
 	cnbus_callback_t callback;
 	refcount_t refcnt;	    /* list reference + one per call */
 	struct completion released; /* refcnt reached zero */
 };
 
-enum cnbus_refusal {
-	CNBUS_REFUSED_SHORT,
-	CNBUS_REFUSED_TRUNCATED,
-	CNBUS_REFUSED_BAD_LEN,
-	CNBUS_REFUSED_OVERSIZE,
-	CNBUS_REFUSED_NO_CALLBACK,
-	CNBUS_REFUSED_NOTIFY_INVAL,
-	CNBUS_REFUSED_NOTIFY_PERM,
-	CNBUS_REFUSED_NOTIFY_FULL,
-	CNBUS_REFUSED_CBUS_SHUTDOWN,
-	CNBUS_REFUSED_NR,
-};
-
+/*
+ * Every received message is counted once as dispatched or once under one
+ * refusal reason (the generic netlink attribute ids, libcn/kmod_genl.h).
+ */
 struct cnbus_stats {
 	atomic64_t received;
 	atomic64_t dispatched;
-	atomic64_t refused[CNBUS_REFUSED_NR];
+	atomic64_t refused[CNBUS_REFUSED_NR]; /* [CNBUS_REFUSED_A_* - FIRST] */
+	atomic64_t reply_dropped;	      /* cnbus_reply(): receiver full */
 };
 
 struct cnbus_cpu_stats {
@@ -60,9 +54,9 @@ extern unsigned int cnbus_groups;
 extern unsigned int cnbus_max_notify;
 extern unsigned int cnbus_cbus_qlen;
 
-static inline void cnbus_refuse(enum cnbus_refusal why)
+static inline void cnbus_refuse(enum cnbus_genl_refused_attr why)
 {
-	atomic64_inc(&cnbus_stats.refused[why]);
+	atomic64_inc(&cnbus_stats.refused[why - CNBUS_REFUSED_A_FIRST]);
 }
 
 /* core */

@@ -85,27 +85,26 @@ void cnbus_notify_event(const struct cb_id *id, u32 ack)
 	mutex_unlock(&cnbus_notify_lock);
 }
 
-/* Handle a control message; process context (netlink input path). */
+/*
+ * Handle a control message; process context (netlink input path). The
+ * message is counted once: dispatched when it took effect, else refused.
+ */
 int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 {
 	const struct cn_ctl_msg *ctl = (const struct cn_ctl_msg *)msg->data;
 	struct cnbus_notify_entry *e, *tmp;
 	size_t nranges;
-	int err = 0;
 	bool found = false;
+	int err;
 
-	if (msg->len < sizeof(*ctl) || ctl->idx_notify_num > CN_NOTIFY_MAX_RANGES ||
-	    ctl->val_notify_num > CN_NOTIFY_MAX_RANGES ||
-	    ctl->idx_notify_num + ctl->val_notify_num > CN_NOTIFY_MAX_RANGES)
-		goto inval;
+	if (!cn_ctl_msg_valid(msg->data, msg->len) || ctl->group > cnbus_groups) {
+		cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_INVAL);
+		return -EINVAL;
+	}
 	nranges = ctl->idx_notify_num + ctl->val_notify_num;
-	if (!ctl->idx_notify_num || !ctl->val_notify_num ||
-	    ctl->len != nranges * sizeof(struct cn_notify_req) ||
-	    msg->len != sizeof(*ctl) + ctl->len || ctl->group > cnbus_groups)
-		goto inval;
 
 	if (!netlink_capable(skb, CAP_NET_ADMIN)) {
-		cnbus_refuse(CNBUS_REFUSED_NOTIFY_PERM);
+		cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_PERM);
 		return -EPERM;
 	}
 
@@ -119,23 +118,29 @@ int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 			cnbus_notify_nr--;
 			found = true;
 		}
-		err = found ? 0 : -ENOENT;
-		goto out_unlock;
+		if (!found) {
+			cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_NOENT);
+			err = -ENOENT;
+			goto out_unlock;
+		}
+		goto out_done;
 	}
 
 	list_for_each_entry(e, &cnbus_notify_list, list) {
 		if (e->group == ctl->group && cnbus_entry_same(e, ctl)) {
+			cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_EXISTS);
 			err = -EEXIST;
 			goto out_unlock;
 		}
 	}
 	if (cnbus_notify_nr >= cnbus_max_notify) {
-		cnbus_refuse(CNBUS_REFUSED_NOTIFY_FULL);
+		cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_FULL);
 		err = -ENOSPC;
 		goto out_unlock;
 	}
 	e = kmalloc(struct_size(e, ranges, nranges), GFP_KERNEL);
 	if (!e) {
+		cnbus_refuse(CNBUS_REFUSED_A_NOMEM);
 		err = -ENOMEM;
 		goto out_unlock;
 	}
@@ -145,13 +150,12 @@ int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 	memcpy(e->ranges, ctl->data, ctl->len);
 	list_add_tail(&e->list, &cnbus_notify_list);
 	cnbus_notify_nr++;
+out_done:
+	atomic64_inc(&cnbus_stats.dispatched);
+	err = 0;
 out_unlock:
 	mutex_unlock(&cnbus_notify_lock);
 	return err;
-
-inval:
-	cnbus_refuse(CNBUS_REFUSED_NOTIFY_INVAL);
-	return -EINVAL;
 }
 
 unsigned int cnbus_notify_count(void)

@@ -2,6 +2,10 @@
 /*
  * cnbus_test.c - test module for cnbus (the 2005 cn_test.c, rebuilt).
  *
+ * The ids and request structs are in include/libcn/cnbus_test.h. Bursts and
+ * benches need CAP_NET_ADMIN and their counts are bounded: they hold locks
+ * and CPUs for as long as they run, and unload waits for them.
+ *
  * 0x123.0x456, 0x123.0x457: echo. The reply goes to the sender's port with
  *     the same seq, ack + 1 and the same payload.
  * 0x123.0x458: burst control. Payload: struct cnbus_test_burst (or just the
@@ -48,57 +52,15 @@
 #include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/sched/clock.h>
-#include <linux/version.h>
+#include <linux/netlink.h>
+
+#include <libcn/cnbus_test.h>
 
 #include "cnbus.h"
+#include "cnbus_compat.h"
 
-/* timer_delete_sync(): 6.2, backported to 6.1.84; del_timer_sync() left in 6.15. */
-#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 84)
-#define timer_delete_sync(t) del_timer_sync(t)
-#endif
-
-#define CNBUS_TEST_IDX		 0x123
-#define CNBUS_TEST_ECHO_A	 0x456
-#define CNBUS_TEST_ECHO_B	 0x457
-#define CNBUS_TEST_BURST	 0x458
-#define CNBUS_TEST_MCAST	 0x459
-#define CNBUS_TEST_BENCH	 0x45a
-#define CNBUS_TEST_BENCH_CPUS	 16
-#define CNBUS_TEST_UNKNOWN	 0x999
-#define CNBUS_TEST_BURST_HARDIRQ 0x1
-#define CNBUS_TEST_TEXT		 48
-#define CNBUS_TEST_IRQ_BATCH	 64
-#define CNBUS_TEST_PAD_MAX	 2048
-
-struct cnbus_test_burst {
-	__u32 count;	/* inserts per CPU */
-	__u32 flags;	/* CNBUS_TEST_BURST_* */
-	__u32 cpus;	/* reply: CPUs that took part */
-	__u32 len;	/* payload bytes of odd-seq messages, 0: text only */
-	__u64 inserted; /* reply: inserts accepted */
-	__u64 refused;	/* reply: inserts refused */
-};
-
-struct cnbus_test_bench_cpu {
-	__u32 cpu;
-	__u32 pad;
-	__u64 direct_ns; /* time in cnbus_send() batches */
-	__u64 direct_n;
-	__u64 direct_err; /* cnbus_send() errors (-ENOBUFS: a listener overran) */
-	__u64 insert_ns;  /* time in cnbus_insert() batches */
-	__u64 insert_n;
-	__u64 insert_err;
-	__u64 drain_ns; /* last insert of a batch to cnbus_flush() return */
-	__u64 drain_n;
-};
-
-struct cnbus_test_bench {
-	__u32 count; /* messages per CPU, for each of send and insert */
-	__u32 batch; /* messages per timed batch */
-	__u32 len;   /* payload bytes */
-	__u32 cpus;  /* reply: CPUs measured */
-	struct cnbus_test_bench_cpu cpu[CNBUS_TEST_BENCH_CPUS]; /* reply */
-};
+#define CNBUS_TEST_TEXT	     48
+#define CNBUS_TEST_IRQ_BATCH 64
 
 static unsigned int period_ms = 1000;
 module_param(period_ms, uint, 0444);
@@ -132,6 +94,12 @@ static const struct cb_id cnbus_test_ids[] = {
 	{ CNBUS_TEST_IDX, CNBUS_TEST_BURST },  { CNBUS_TEST_IDX, CNBUS_TEST_MCAST },
 	{ CNBUS_TEST_IDX, CNBUS_TEST_BENCH },
 };
+
+/* Does the sender have CAP_NET_ADMIN (as netlink_capable() checks it)? */
+static bool cnbus_test_capable(struct netlink_skb_parms *nsp)
+{
+	return __netlink_ns_capable(nsp, &init_user_ns, CAP_NET_ADMIN);
+}
 
 static void cnbus_test_mcast(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 {
@@ -244,6 +212,17 @@ static void cnbus_test_burst_irq(struct irq_work *iw)
 	complete(&c->done);
 }
 
+/* Refuse a burst that is not allowed or exceeds the bounds: -errno, or 0. */
+static int cnbus_test_burst_check(const struct cnbus_test_burst *req, struct netlink_skb_parms *nsp)
+{
+	if (!cnbus_test_capable(nsp))
+		return -EPERM;
+	if (req->count > CNBUS_TEST_BURST_MAX || req->len > CNBUS_TEST_PAD_MAX ||
+	    (req->flags & ~CNBUS_TEST_BURST_FLAGS))
+		return -EINVAL;
+	return 0;
+}
+
 static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 {
 	u8 buf[sizeof(struct cn_msg) + sizeof(struct cnbus_test_burst)] __aligned(8);
@@ -254,6 +233,12 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	if (msg->len != sizeof(__u32) && msg->len != sizeof(req))
 		return;
 	memcpy(&req, msg->data, msg->len);
+	req.cpus = 0;
+	req.inserted = 0;
+	req.refused = 0;
+	req.status = cnbus_test_burst_check(&req, nsp);
+	if (req.status)
+		goto out_reply;
 
 	mutex_lock(&cnbus_test_burst_lock);
 	cpus_read_lock();
@@ -266,13 +251,10 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 		c->inserted = 0;
 		c->refused = 0;
 		c->flags = req.flags;
-		c->len = min_t(u32, req.len, CNBUS_TEST_PAD_MAX);
+		c->len = req.len;
 		reinit_completion(&c->done);
 		queue_work_on(cpu, system_highpri_wq, &c->work);
 	}
-	req.cpus = 0;
-	req.inserted = 0;
-	req.refused = 0;
 	for_each_online_cpu(cpu) {
 		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
 
@@ -284,6 +266,7 @@ static void cnbus_test_burst(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	cpus_read_unlock();
 	mutex_unlock(&cnbus_test_burst_lock);
 
+out_reply:
 	/* The payload follows the 20-byte header unpadded. */
 	*reply = *msg;
 	reply->ack = msg->ack + 1;
@@ -369,8 +352,13 @@ static void cnbus_test_bench(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 		return;
 	b = (struct cnbus_test_bench *)reply->data;
 	memcpy(b, msg->data, 4 * sizeof(__u32));
-	b->count = min(b->count, 1U << 20);
-	b->batch = clamp(b->batch, 1U, 4096U);
+	b->cpus = 0;
+	if (!cnbus_test_capable(nsp)) {
+		b->status = -EPERM;
+		goto out_reply;
+	}
+	b->count = min(b->count, CNBUS_TEST_BENCH_MAX);
+	b->batch = clamp(b->batch, 1U, CNBUS_TEST_BATCH_MAX);
 	b->len = min_t(u32, b->len, CONNECTOR_MAX_MSG_SIZE);
 
 	mutex_lock(&cnbus_test_burst_lock);
@@ -391,6 +379,7 @@ static void cnbus_test_bench(struct cn_msg *msg, struct netlink_skb_parms *nsp)
 	mutex_unlock(&cnbus_test_burst_lock);
 	b->cpus = slot;
 
+out_reply:
 	reply->id = msg->id;
 	reply->seq = msg->seq;
 	reply->ack = msg->ack + 1;

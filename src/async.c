@@ -412,35 +412,38 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 		return cn_fail(EINVAL);
 	a = s->async;
 	for (;;) {
-		struct cn_message m;
-		int r = cn__walk_inline(s, &m);
+		struct cn_message ms[16];
+		unsigned int room = max - n, k;
+		int r;
 
-		if (r == 1) {
+		k = (unsigned int)cn__walk_n(s, ms, room < 16 ? room : 16, &r);
+		/* k <= room: each message completes at most one request. */
+		for (unsigned int i = 0; i < k; i++) {
 			uint32_t slot;
-			int64_t entry = match(a, m.msg, &slot);
+			int64_t entry = match(a, ms[i].msg, &slot);
 
 			if (entry < 0) {
-				cn__keep(s, &m);
+				cn__keep(s, &ms[i]);
 				continue;
 			}
 			out[n].cookie = a->e[entry].cookie;
 			out[n].status = 0;
-			out[n].reply = m;
+			out[n].reply = ms[i];
 			if (slot != UINT32_MAX)
 				release_slot(a, slot);
 			else
 				free_entry(a, (uint32_t)entry);
-			if (++n == max)
-				return (int)n;
-			continue;
+			n++;
 		}
 		if (r < 0 && r != -EBADMSG && r != -EMSGSIZE) {
 			if (n)
 				s->deferred_err = r;
 			return n ? (int)n : cn_fail(-r);
 		}
-		if (r < 0)
-			continue;
+		if (n == max)
+			return (int)n;
+		if (k || r < 0)
+			continue; /* more to walk (malformed data is counted, skipped) */
 		/* Replies handed out point into the slots: read no more now. */
 		n += expire(a, out + n, max - n);
 		if (n)

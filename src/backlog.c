@@ -7,6 +7,11 @@
  * is popped the buffer is empty and starts over, so there is no per-message
  * allocation. A popped entry stays in place (and valid) until the next
  * cn_request appends again.
+ *
+ * Besides the entries, the backlog holds what must be reported after them:
+ * a loss (the backlog was full, or the socket overran while messages were
+ * being kept) and a kernel error met while keeping. Every change of this
+ * state goes through the functions below.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +45,7 @@ void cn__backlog_free(struct cn_backlog *b)
 
 int cn__backlog_push(struct cn_backlog *b, const struct cn_message *m)
 {
+	int was_lost = b->lost;
 	size_t msize = sizeof(struct cn_msg) + m->msg->len;
 	size_t need = ENTRY_ALIGN(sizeof(struct entry) + msize);
 	struct entry e = { .port = m->port, .group = m->group, .size = (uint32_t)msize };
@@ -52,7 +58,7 @@ int cn__backlog_push(struct cn_backlog *b, const struct cn_message *m)
 	}
 	if (b->wr + need > b->size) {
 		b->lost = 1;
-		return -ENOBUFS;
+		return was_lost ? 1 : -ENOBUFS;
 	}
 	memcpy(b->buf + b->wr, &e, sizeof(e));
 	memcpy(b->buf + b->wr + sizeof(e), m->msg, msize);
@@ -75,4 +81,38 @@ int cn__backlog_pop(struct cn_backlog *b, struct cn_message *out)
 	if (--b->count == 0)
 		b->rd = b->wr = 0;
 	return 1;
+}
+
+void cn__backlog_note_lost(struct cn_backlog *b)
+{
+	b->lost = 1;
+}
+
+void cn__backlog_note_err(struct cn_backlog *b, int err)
+{
+	if (!b->err)
+		b->err = err;
+}
+
+int cn__backlog_take(struct cn_backlog *b, struct cn_message *out)
+{
+	int r;
+
+	if (cn__backlog_pop(b, out))
+		return 1;
+	if (b->lost) {
+		b->lost = 0;
+		return -ENOBUFS;
+	}
+	r = b->err;
+	b->err = 0;
+	return r;
+}
+
+void cn__backlog_put_back(struct cn_backlog *b, int r)
+{
+	if (r == -ENOBUFS)
+		b->lost = 1;
+	else
+		b->err = r;
 }

@@ -91,10 +91,20 @@ struct cn_sock {
 	uint32_t *groups;
 	struct cn_rx_cursor rx;
 	int deferred_err; /* error seen after messages were returned; reported next */
-	/* NETLINK_PKTINFO on: groups from the cmsg (cn__pktinfo_on). Next to
+	/* NETLINK_PKTINFO on: groups from the cmsg (pktinfo_on, socket.c). Next to
 	 * deferred_err: cn_proc_recv tests both for its fast path, and the
 	 * compiler tests the two adjacent ints with one compare. */
 	int pktinfo;
+
+	/* The acked send waiting for its NLMSG_ERROR (CN_SEND_ACK): armed
+	 * while it waits; the walk (recv.c) takes the answer echoing seq and
+	 * our port, sets done and err (0 or -errno) and disarms it. */
+	struct {
+		uint32_t seq;
+		int armed;
+		int done;
+		int err;
+	} ack;
 
 	struct cn_backlog backlog;
 	cn_handler_fn handler;
@@ -140,7 +150,7 @@ static inline void cn__count_overrun(struct cn_sock *s)
  * since, never slower), and it needs no msghdr set up. MSG_TRUNC makes it
  * return the datagram's real length, so truncation is still seen.
  * A socket with NETLINK_PKTINFO on (a group above 32 joined) needs the
- * control data recvfrom cannot return: cn__recv_one_pktinfo instead (the
+ * control data recvfrom cannot return: recv.c reads it with recvmsg (the
  * callers test s->pktinfo; cn_proc_recv's fast path is not taken then).
  */
 static inline ssize_t cn__recv_one(struct cn_sock *s, int fl, struct sockaddr_nl *from)
@@ -159,10 +169,6 @@ static inline ssize_t cn__recv_one(struct cn_sock *s, int fl, struct sockaddr_nl
 	return r;
 }
 
-/* cn__recv_one on a socket with NETLINK_PKTINFO on (recv.c): recvmsg with
- * slot 0's control buffer; the group goes to s->groups[0]. */
-ssize_t cn__recv_one_pktinfo(struct cn_sock *s, int fl, struct sockaddr_nl *from);
-
 /* Make the datagram of length n that cn__recv_one read (its sender in
  * s->addrs[0]) the one cn__walk walks. */
 static inline void cn__slot0_filled(struct cn_sock *s, ssize_t n)
@@ -179,160 +185,19 @@ static inline void cn__slot0_filled(struct cn_sock *s, ssize_t n)
 	s->rx.offset = 0;
 }
 
-/* cn_parse_next without argument checks and errno (the public calls that
- * use it set errno once). Inline: every received message goes through it
- * in cn__walk, which cost 110 user-space instructions per message with it
- * as a call and 84 with it inline. */
-static inline int cn__parse_next(const void *buf, size_t len, size_t *offset,
-				 const struct cn_msg **out)
-{
-	const uint8_t *p = buf;
-	const struct nlmsghdr *nlh;
-	size_t off, left, nlen;
-
-	off = *offset;
-	*out = NULL;
-	if (off >= len)
-		return 0;
-	left = len - off;
-	if (left < NLMSG_HDRLEN) {
-		*offset = len;
-		return -EBADMSG;
-	}
-	nlh = (const struct nlmsghdr *)(p + off);
-	nlen = nlh->nlmsg_len;
-	if (nlen < NLMSG_HDRLEN || nlen > left) {
-		*offset = len;
-		return -EBADMSG;
-	}
-	/* The last message of a datagram may omit its alignment padding. */
-	*offset = off + (NLMSG_ALIGN(nlen) < left ? NLMSG_ALIGN(nlen) : left);
-
-	/* The connector's own type first; the control types after it. */
-	if (nlh->nlmsg_type != NLMSG_DONE) {
-		switch (nlh->nlmsg_type) {
-		case NLMSG_NOOP:
-			return -ENODATA;
-		case NLMSG_OVERRUN:
-			return -ENOBUFS;
-		case NLMSG_ERROR: {
-			struct nlmsgerr e;
-
-			if (nlen < NLMSG_HDRLEN + sizeof(e.error)) {
-				*offset = len;
-				return -EBADMSG;
-			}
-			memcpy(&e.error, NLMSG_DATA(nlh), sizeof(e.error));
-			if (e.error == 0)
-				return -ENODATA; /* an ack */
-			/* A positive or absurd value is not an errno: refuse it. */
-			if (e.error > 0 || e.error < -4095) {
-				*offset = len;
-				return -EBADMSG;
-			}
-			return e.error;
-		}
-		default:
-			break;
-		}
-	}
-
-	/* Connector messages are NLMSG_DONE, but peers are not required to
-	 * use that type: any other type carrying a cn_msg is accepted. */
-	{
-		const struct cn_msg *m = NLMSG_DATA(nlh);
-		size_t body = nlen - NLMSG_HDRLEN;
-
-		/* cn_msg.len must agree with the netlink length, allowing only
-		 * the netlink alignment padding a sender may count in it. */
-		if (body < sizeof(struct cn_msg) || sizeof(struct cn_msg) + m->len > body ||
-		    NLMSG_ALIGN(sizeof(struct cn_msg) + m->len) < body) {
-			*offset = len;
-			return -EBADMSG;
-		}
-		*out = m;
-		return 1;
-	}
-}
-
-/* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error.
- * Inline for cn_async_complete, which walks every reply it matches (a call
- * per message cost about 14 user-space instructions of register saves);
- * everyone else calls cn__walk (recv.c). */
-static inline int cn__walk_inline(struct cn_sock *s, struct cn_message *out)
-{
-	while (s->rx.next < s->rx.count) {
-		uint32_t i = s->rx.next;
-		const struct msghdr *h = &s->mmsg[i].msg_hdr;
-		const struct sockaddr_nl *from = &s->addrs[i];
-		const struct cn_msg *m;
-		int r;
-
-		if (s->rx.offset == 0) {
-			if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
-				/* Not from the kernel: a local process may be spoofing. */
-				s->st.foreign++;
-				s->rx.next++;
-				continue;
-			}
-			if (h->msg_flags & MSG_TRUNC) {
-				s->st.malformed++;
-				s->rx.next++;
-				return -EMSGSIZE;
-			}
-		}
-		r = cn__parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
-		if (r == 0) {
-			s->rx.next++;
-			s->rx.offset = 0;
-			continue;
-		}
-		if (r == -ENODATA)
-			continue;
-		if (r == -EBADMSG) {
-			s->st.malformed++;
-			s->rx.next++;
-			s->rx.offset = 0;
-			return r;
-		}
-		if (r == -ENOBUFS)
-			cn__count_overrun(s);
-		if (r < 0) {
-			out->msg = NULL;
-			out->port = from->nl_pid;
-			out->group = 0;
-			return r;
-		}
-		out->msg = m;
-		out->port = from->nl_pid;
-		/* nl_groups carries the group as a bit for groups 1..32 only
-		 * (0 for a unicast and for any group above 32): with a group
-		 * above 32 joined, the NETLINK_PKTINFO cmsg tells. */
-		out->group = s->pktinfo ? s->groups[i] : (uint32_t)ffs((int)from->nl_groups);
-		s->st.messages++;
-		if (s->rx.offset >= s->mmsg[i].msg_len) {
-			/* The datagram's last message: move on now rather than
-			 * in a second walk, so that nothing looks pending (a
-			 * cn_request would otherwise make an extra recvmsg that
-			 * returns EAGAIN, every time). */
-			s->rx.next++;
-			s->rx.offset = 0;
-		}
-		return 1;
-	}
-	return 0;
-}
-
 /* recv.c */
 /* Read up to n datagrams into the slots (replacing what was there).
  * Returns the count or -errno. */
 int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait);
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
 int cn__walk(struct cn_sock *s, struct cn_message *out);
+/* Up to max messages of the datagrams read so far into out[] (one call for
+ * many: cn_async_complete matches every reply, and a call per message cost
+ * about 15 user-space instructions). Returns how many; *err is 0 when the
+ * walk ran out or stopped at max, else the error it stopped at (taken: the
+ * caller reports it after the messages). */
+int cn__walk_n(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err);
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
-/* The group the datagram described by h came through: its NETLINK_PKTINFO
- * cmsg, or, without one, the group bit in nl_groups (groups 1..32). */
-uint32_t cn__pktinfo_group(struct msghdr *h, uint32_t nl_groups);
 /* Datagrams read and not yet fully walked? */
 static inline int cn__rx_pending(const struct cn_sock *s)
 {
@@ -345,15 +210,29 @@ int cn__take_deferred(struct cn_sock *s);
 /* backlog.c */
 int cn__backlog_init(struct cn_backlog *b, size_t size);
 void cn__backlog_free(struct cn_backlog *b);
-/* Keep a copy of m; returns 0 or -ENOBUFS (full: counted, reported later). */
+/* Keep a copy of m. Returns 0; -ENOBUFS when it is lost (full) and the loss
+ * is a new one to report; 1 when it is lost and a loss is already waiting
+ * to be reported (the same -ENOBUFS covers it). */
 int cn__backlog_push(struct cn_backlog *b, const struct cn_message *m);
 /* Pop the oldest entry into *out (pointing into the backlog). 1: got one, 0: empty. */
 int cn__backlog_pop(struct cn_backlog *b, struct cn_message *out);
-
-/* socket.c */
-/* Turn NETLINK_PKTINFO on (once; it stays on): control buffers per slot, the
- * groups of datagrams already read kept. Returns 0 or -errno. */
-int cn__pktinfo_on(struct cn_sock *s);
+/* Messages were lost while keeping (a socket overrun): -ENOBUFS after the
+ * kept entries. */
+void cn__backlog_note_lost(struct cn_backlog *b);
+/* A kernel error met while keeping, reported after the kept entries (the
+ * first one only). */
+void cn__backlog_note_err(struct cn_backlog *b, int err);
+/* What cn_recv returns first: 1 with the oldest entry in *out, then the loss
+ * (-ENOBUFS), then the error, each once; 0 when nothing is left. */
+int cn__backlog_take(struct cn_backlog *b, struct cn_message *out);
+/* Undo the report of a negative cn__backlog_take that could not be returned
+ * yet: the next take returns it again. */
+void cn__backlog_put_back(struct cn_backlog *b, int r);
+/* Nothing kept and nothing to report? */
+static inline int cn__backlog_idle(const struct cn_backlog *b)
+{
+	return !b->count && !b->lost && !b->err;
+}
 
 /* async.c */
 void cn__async_free(struct cn_sock *s);

@@ -14,6 +14,30 @@
 
 #include "internal.h"
 
+/*
+ * kmod's refusal attributes and cn_kmod_info.refused[] are in the same
+ * order (parse below indexes by attribute - CNBUS_REFUSED_A_FIRST): a
+ * reason added on one side only must not compile.
+ */
+#define SAME_REFUSAL(r)                                                                            \
+	_Static_assert(CN_KMOD_REFUSED_##r == CNBUS_REFUSED_A_##r - CNBUS_REFUSED_A_FIRST, #r)
+SAME_REFUSAL(SHORT);
+SAME_REFUSAL(TRUNCATED);
+SAME_REFUSAL(BAD_LEN);
+SAME_REFUSAL(OVERSIZE);
+SAME_REFUSAL(NO_CALLBACK);
+SAME_REFUSAL(NOTIFY_INVAL);
+SAME_REFUSAL(NOTIFY_PERM);
+SAME_REFUSAL(NOTIFY_FULL);
+SAME_REFUSAL(CBUS_SHUTDOWN);
+SAME_REFUSAL(NOTIFY_EXISTS);
+SAME_REFUSAL(NOTIFY_NOENT);
+SAME_REFUSAL(NOMEM);
+_Static_assert(CN_KMOD_REFUSED_COUNT == CNBUS_REFUSED_NR, "refusal reasons differ from kmod's");
+_Static_assert(CN_KMOD_NAME_MAX == CNBUS_NAME_MAX, "callback name length differs from kmod's");
+_Static_assert(sizeof(((struct cn_kmod_info *)0)->version) == CNBUS_VERSION_MAX,
+	       "version length differs from kmod's");
+
 static uint32_t get_u32(struct nlattr *a)
 {
 	return a && nla_len(a) >= (int)sizeof(uint32_t) ? nla_get_u32(a) : 0;
@@ -131,6 +155,7 @@ int cn_kmod_parse_reply(const void *buf, size_t len, struct cn_kmod_info *info)
 	info->cbus_qlen = get_u32(tb[CNBUS_A_CBUS_QLEN]);
 	info->received = get_u64(tb[CNBUS_A_RECEIVED]);
 	info->dispatched = get_u64(tb[CNBUS_A_DISPATCHED]);
+	info->reply_dropped = get_u64(tb[CNBUS_A_REPLY_DROPPED]);
 	if (tb[CNBUS_A_CALLBACKS])
 		parse_callbacks(tb[CNBUS_A_CALLBACKS], info);
 	if (tb[CNBUS_A_CPUS])
@@ -138,7 +163,7 @@ int cn_kmod_parse_reply(const void *buf, size_t len, struct cn_kmod_info *info)
 	if (tb[CNBUS_A_REFUSED] &&
 	    nla_parse_nested(ref, CNBUS_REFUSED_A_MAX, tb[CNBUS_A_REFUSED], NULL) == 0) {
 		for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
-			info->refused[i] = get_u64(ref[CNBUS_REFUSED_A_SHORT + i]);
+			info->refused[i] = get_u64(ref[CNBUS_REFUSED_A_FIRST + i]);
 	}
 	return 0;
 }

@@ -29,13 +29,14 @@ struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, uint32_t val
 }
 
 /* Send header `m` followed by `len` bytes of `data` (which may be m->data)
- * as one datagram to `port`. */
+ * as one datagram to `port`, with netlink header flags `nlflags`. */
 static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *data, size_t len,
-		      uint32_t port)
+		      uint32_t port, uint16_t nlflags)
 {
 	struct nlmsghdr nlh = {
 		.nlmsg_len = (__u32)(NLMSG_HDRLEN + sizeof(*m) + len),
 		.nlmsg_type = NLMSG_DONE,
+		.nlmsg_flags = nlflags,
 		.nlmsg_seq = m->seq,
 		.nlmsg_pid = s->port,
 	};
@@ -87,26 +88,110 @@ static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *dat
 	return 0;
 }
 
-#define SEND_FLAGS (CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)
+#define SEND_FLAGS    (CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK | CN_SEND_ACK)
+#define REQUEST_FLAGS (SEND_FLAGS | CN_REQUEST_OVERRUN_WAIT)
 
 /* cn_sendto once the arguments are checked: genealogy, then the datagram.
  * cn_request calls this directly: the exported cn_sendto is reached
- * through the PLT and checks again. */
+ * through the PLT and checks again. With CN_SEND_ACK the datagram asks for
+ * the kernel's NLMSG_ERROR answer (NLM_F_ACK) and the socket is armed to
+ * take it (see take_ack in recv.c); nlmsg_seq is msg->seq, as always. */
 static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
 {
+	int r;
+
 	if (msg->len > CONNECTOR_MAX_MSG_SIZE)
 		return cn_fail(EMSGSIZE);
 	if (!(flags & CN_SEND_KEEP_SEQ))
 		msg->seq = s->next_seq++;
 	if (!(flags & CN_SEND_KEEP_ACK))
 		msg->ack = cn__random_u32(s);
-	return send_parts(s, msg, msg->data, msg->len, port);
+	if (!(flags & CN_SEND_ACK))
+		return send_parts(s, msg, msg->data, msg->len, port, 0);
+	s->ack.seq = msg->seq;
+	s->ack.armed = 1;
+	s->ack.done = 0;
+	s->ack.err = 0;
+	r = send_parts(s, msg, msg->data, msg->len, port, NLM_F_REQUEST | NLM_F_ACK);
+	if (r < 0)
+		s->ack.armed = 0;
+	return r;
+}
+
+/* Messages already read but not returned must survive: the slots are about
+ * to be reused by a call that reads until its answer. They are kept (or go
+ * to the handler), an overrun or kernel error among them is reported after
+ * them by cn_recv. */
+static void keep_pending(struct cn_sock *s)
+{
+	struct cn_message m;
+
+	while (cn__rx_pending(s)) {
+		int r = cn__next_message(s, &m, 0);
+
+		if (r == 0)
+			cn__keep(s, &m);
+		else if (r == -ENOBUFS)
+			cn__backlog_note_lost(&s->backlog);
+		else if (r == -EAGAIN)
+			break;
+		else if (r != -EBADMSG && r != -EMSGSIZE)
+			cn__backlog_note_err(&s->backlog, r);
+	}
+}
+
+/*
+ * After an acked send: read what is queued, without waiting, until the
+ * answer is taken. Kernel netlink input runs in the sender's system call,
+ * so the answer, if the receiver sends one, is queued before send returns:
+ * an empty queue without it means the receiver does not answer NLM_F_ACK
+ * (the built-in connector). Messages read meanwhile are kept as during
+ * cn_request. Returns the answer's error (0: success), 1 when no answer
+ * came, or -ENOBUFS when the socket overran before it was read (it may
+ * have been lost).
+ */
+static int await_ack(struct cn_sock *s)
+{
+	struct cn_message m;
+
+	for (;;) {
+		int r = cn__next_message(s, &m, 0);
+
+		if (r == 0)
+			cn__keep(s, &m);
+		else if (r == -ENOBUFS && !s->ack.done) {
+			s->ack.armed = 0;
+			return r;
+		} else if (r == -ENOBUFS)
+			cn__backlog_note_lost(&s->backlog);
+		else if (r == -EAGAIN && !s->ack.done) {
+			s->ack.armed = 0;
+			return 1;
+		} else if (r < 0 && r != -EAGAIN && r != -EBADMSG && r != -EMSGSIZE)
+			cn__backlog_note_err(&s->backlog, r);
+		if (s->ack.done)
+			return s->ack.err;
+	}
+}
+
+/* cn_send/cn_sendto with CN_SEND_ACK. */
+static int send_acked(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
+{
+	int r;
+
+	keep_pending(s);
+	r = send_msg(s, msg, 0, flags);
+	if (r < 0)
+		return r;
+	return cn_ret(await_ack(s));
 }
 
 int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
 {
-	if (!s || !msg || (flags & ~SEND_FLAGS))
+	if (!s || !msg || (flags & ~SEND_FLAGS) || (port != 0 && (flags & CN_SEND_ACK)))
 		return cn_fail(EINVAL);
+	if (flags & CN_SEND_ACK)
+		return send_acked(s, msg, flags);
 	return send_msg(s, msg, port, flags);
 }
 
@@ -114,6 +199,8 @@ int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
 {
 	if (!s || !msg || (flags & ~SEND_FLAGS))
 		return cn_fail(EINVAL);
+	if (flags & CN_SEND_ACK)
+		return send_acked(s, msg, flags);
 	return send_msg(s, msg, 0, flags);
 }
 
@@ -147,7 +234,7 @@ int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, s
 	hdr.seq = to->msg->seq;
 	hdr.ack = to->msg->ack + 1;
 	hdr.len = (__u16)len;
-	return send_parts(s, &hdr, data, len, to->port);
+	return send_parts(s, &hdr, data, len, to->port, 0);
 }
 
 void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg)
@@ -165,15 +252,15 @@ void cn__keep(struct cn_sock *s, const struct cn_message *m)
 		s->handler(m, s->handler_arg);
 		return;
 	}
-	int was_lost = s->backlog.lost;
+	int r = cn__backlog_push(&s->backlog, m);
 
-	if (cn__backlog_push(&s->backlog, m) == 0) {
+	if (r == 0) {
 		s->st.kept++;
 		return;
 	}
 	s->st.kept_lost++;
 	/* Reported as one -ENOBUFS, as an overrun of the socket would be. */
-	if (!was_lost)
+	if (r < 0)
 		s->proc.st.overruns++;
 }
 
@@ -194,25 +281,13 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 				  returns, and reading the clock is not free */
 	int r;
 
-	if (!s || !req || !reply || (flags & ~SEND_FLAGS) ||
+	if (!s || !req || !reply || (flags & ~REQUEST_FLAGS) ||
 	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
 		return cn_fail(EINVAL);
 
-	/* Messages already read but not returned must survive: the slots are
-	 * about to be reused. */
-	while (cn__rx_pending(s)) {
-		r = cn__next_message(s, &m, 0);
-		if (r == 0)
-			cn__keep(s, &m);
-		else if (r == -ENOBUFS)
-			s->backlog.lost = 1; /* cn_recv reports it after the kept messages */
-		else if (r == -EAGAIN)
-			break;
-		else if (r != -EBADMSG && r != -EMSGSIZE && !s->backlog.err)
-			s->backlog.err = r; /* a kernel NLMSG_ERROR: cn_recv reports it */
-	}
-
-	r = send_msg(s, req, 0, flags);
+	keep_pending(s);
+	s->ack.done = 0; /* an earlier acked send's answer is not this one's */
+	r = send_msg(s, req, 0, flags & SEND_FLAGS);
 	if (r < 0)
 		return r;
 
@@ -220,8 +295,24 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		int wait = 0;
 
 		r = cn__next_message(s, &m, 0);
+		/* A refusal of the request (CN_SEND_ACK) ends the wait; a
+		 * success answer (0) does not: the reply is still to come.
+		 * A message read in the same walk is kept first. */
+		if (s->ack.done && s->ack.err < 0) {
+			s->ack.done = 0;
+			if (r == 0)
+				cn__keep(s, &m);
+			else if (r == -ENOBUFS)
+				cn__backlog_note_lost(&s->backlog);
+			else if (r != -EAGAIN && r != -EBADMSG && r != -EMSGSIZE)
+				cn__backlog_note_err(&s->backlog, r);
+			return cn_ret(s->ack.err);
+		}
 		if (r == 0) {
 			if (is_reply(req, m.msg, policy)) {
+				/* Its success answer, if still to come, is
+				 * skipped like any other. */
+				s->ack.armed = 0;
 				*reply = m;
 				return 0;
 			}
@@ -230,8 +321,18 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		}
 		if (r == -EBADMSG || r == -EMSGSIZE)
 			continue; /* counted in the stats; not our reply */
-		if (r != -EAGAIN)
+		if (r == -ENOBUFS && (flags & CN_REQUEST_OVERRUN_WAIT)) {
+			/* Counted in cn_stats.overruns (and cn_proc_stats);
+			 * what was lost is reported by cn_recv after the kept
+			 * messages. The reply itself may be lost: the timeout
+			 * ends the wait then. */
+			cn__backlog_note_lost(&s->backlog);
+			continue;
+		}
+		if (r != -EAGAIN) {
+			s->ack.armed = 0;
 			return cn_ret(r);
+		}
 
 		if (timeout_ms >= 0) {
 			int64_t left;
@@ -240,8 +341,10 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 				deadline = now_ms() + timeout_ms;
 			left = deadline - now_ms();
 
-			if (left <= 0)
+			if (left <= 0) {
+				s->ack.armed = 0;
 				return cn_fail(ETIMEDOUT);
+			}
 			wait = left > 0x7fffffff ? 0x7fffffff : (int)left;
 		} else {
 			wait = -1;
@@ -249,9 +352,9 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		struct pollfd p = { .fd = s->fd, .events = POLLIN };
 
 		r = poll(&p, 1, wait);
-		if (r < 0)
-			return cn_fail(errno);
-		if (r == 0)
-			return cn_fail(ETIMEDOUT);
+		if (r < 0 || r == 0) {
+			s->ack.armed = 0;
+			return r < 0 ? cn_fail(errno) : cn_fail(ETIMEDOUT);
+		}
 	}
 }

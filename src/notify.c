@@ -76,15 +76,8 @@ int cn_notify_decode(const struct cn_msg *msg, struct cn_notification *n)
 
 int cn_notify_validate(const void *data, size_t len)
 {
-	struct cn_ctl_msg ctl;
-	uint64_t n;
-
-	if (!data || len < sizeof(ctl))
-		return cn_fail(EBADMSG);
-	memcpy(&ctl, data, sizeof(ctl));
-	n = (uint64_t)ctl.idx_notify_num + ctl.val_notify_num;
-	if (ctl.idx_notify_num == 0 || ctl.val_notify_num == 0 || n > CN_NOTIFY_MAX_RANGES ||
-	    ctl.len != n * sizeof(struct cn_notify_req) || len != sizeof(ctl) + ctl.len)
+	/* kmod's check (libcn/proto.h), so both sides agree by construction. */
+	if (len > UINT32_MAX || !cn_ctl_msg_valid(data, (uint32_t)len))
 		return cn_fail(EBADMSG);
 	return 0;
 }

@@ -56,6 +56,8 @@ static int alloc_rx(struct cn_sock *s, uint32_t nslots)
 	return 0;
 }
 
+static int pktinfo_on(struct cn_sock *s);
+
 static void seed_genealogy(struct cn_sock *s)
 {
 	uint64_t seed = 0;
@@ -142,7 +144,7 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 			goto fail;
 	}
 	if (o.flags & CN_OPEN_PKTINFO) {
-		err = -cn__pktinfo_on(s);
+		err = -pktinfo_on(s);
 		if (err)
 			goto fail;
 	}
@@ -230,7 +232,9 @@ int cn_set_rcvbuf(struct cn_sock *s, int bytes)
 	return got;
 }
 
-int cn__pktinfo_on(struct cn_sock *s)
+/* Turn NETLINK_PKTINFO on (once; it stays on): control buffers per slot, the
+ * groups of datagrams already read kept. Returns 0 or -errno. */
+static int pktinfo_on(struct cn_sock *s)
 {
 	int one = 1;
 
@@ -263,7 +267,7 @@ int cn__pktinfo_on(struct cn_sock *s)
 	return 0;
 }
 
-/* Undo cn__pktinfo_on after a failed join (its buffers stay for a later
+/* Undo pktinfo_on after a failed join (its buffers stay for a later
  * one). Datagrams already read are of groups 1..32 or unicast, which
  * nl_groups reports as well as the cmsg did. */
 static void pktinfo_off(struct cn_sock *s)
@@ -288,7 +292,7 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 	int turned_on = join && group > 32 && !s->pktinfo;
 
 	if (turned_on) {
-		int r = cn__pktinfo_on(s);
+		int r = pktinfo_on(s);
 
 		if (r < 0)
 			return cn_fail(-r);

@@ -32,30 +32,18 @@
 #include <unistd.h>
 
 #include <libcn.h>
+#include <libcn/cnbus_test.h>
 
 #include "kstat.h"
 
-#define T_IDX	   0x123
-#define T_BURST	   0x458
-#define T_BENCH	   0x45a
-#define BENCH_CPUS 16
-
-struct bench_cpu {
-	uint32_t cpu, pad;
-	uint64_t direct_ns, direct_n, direct_err;
-	uint64_t insert_ns, insert_n, insert_err;
-	uint64_t drain_ns, drain_n;
-};
-
-struct bench_req {
-	uint32_t count, batch, len, cpus;
-	struct bench_cpu cpu[BENCH_CPUS];
-};
-
-struct burst_req {
-	uint32_t count, flags, cpus, len;
-	uint64_t inserted, refused;
-};
+/* The test module's protocol (ids, request structs): libcn/cnbus_test.h. */
+#define T_IDX	   CNBUS_TEST_IDX
+#define T_BURST	   CNBUS_TEST_BURST
+#define T_BENCH	   CNBUS_TEST_BENCH
+#define BENCH_CPUS CNBUS_TEST_BENCH_CPUS
+#define bench_cpu  cnbus_test_bench_cpu
+#define bench_req  cnbus_test_bench
+#define burst_req  cnbus_test_burst
 
 static int unit;
 

@@ -22,6 +22,11 @@
 #define CNBUS_GENL_NAME	   "cnbus"
 #define CNBUS_GENL_VERSION 1
 
+/* Bytes of a callback's name (CNBUS_CB_A_NAME), the terminating NUL included. */
+#define CNBUS_NAME_MAX	  32
+/* Bytes of the version string (CNBUS_A_VERSION), the NUL included. */
+#define CNBUS_VERSION_MAX 32
+
 enum cnbus_genl_cmd {
 	CNBUS_CMD_UNSPEC,
 	CNBUS_CMD_GET, /* request: no attributes; reply: CNBUS_A_* */
@@ -32,20 +37,21 @@ enum cnbus_genl_cmd {
 /* Top level attributes of the CNBUS_CMD_GET reply. */
 enum cnbus_genl_attr {
 	CNBUS_A_UNSPEC,
-	CNBUS_A_PAD,	      /* padding for u64 attributes */
-	CNBUS_A_UNIT,	      /* u32: netlink unit (protocol) of the bus */
-	CNBUS_A_VERSION,      /* string: module version */
-	CNBUS_A_GROUPS,	      /* u32: number of multicast groups of the unit */
-	CNBUS_A_MAX_NOTIFY,   /* u32: bound on notification requests */
-	CNBUS_A_NOTIFY_COUNT, /* u32: notification requests registered now */
-	CNBUS_A_CBUS_QLEN,    /* u32: bound on each per-CPU CBUS queue */
-	CNBUS_A_RECEIVED,     /* u64: messages received from userspace */
-	CNBUS_A_DISPATCHED,   /* u64: messages that reached a callback */
-	CNBUS_A_CALLBACKS,    /* nest: CNBUS_A_CALLBACK entries */
-	CNBUS_A_CALLBACK,     /* nest: CNBUS_CB_A_* */
-	CNBUS_A_CPUS,	      /* nest: CNBUS_A_CPU entries */
-	CNBUS_A_CPU,	      /* nest: CNBUS_CPU_A_* */
-	CNBUS_A_REFUSED,      /* nest: CNBUS_REFUSED_A_* */
+	CNBUS_A_PAD,	       /* padding for u64 attributes */
+	CNBUS_A_UNIT,	       /* u32: netlink unit (protocol) of the bus */
+	CNBUS_A_VERSION,       /* string: module version */
+	CNBUS_A_GROUPS,	       /* u32: number of multicast groups of the unit */
+	CNBUS_A_MAX_NOTIFY,    /* u32: bound on notification requests */
+	CNBUS_A_NOTIFY_COUNT,  /* u32: notification requests registered now */
+	CNBUS_A_CBUS_QLEN,     /* u32: bound on each per-CPU CBUS queue */
+	CNBUS_A_RECEIVED,      /* u64: messages received from userspace */
+	CNBUS_A_DISPATCHED,    /* u64: messages that reached a callback */
+	CNBUS_A_CALLBACKS,     /* nest: CNBUS_A_CALLBACK entries */
+	CNBUS_A_CALLBACK,      /* nest: CNBUS_CB_A_* */
+	CNBUS_A_CPUS,	       /* nest: CNBUS_A_CPU entries */
+	CNBUS_A_CPU,	       /* nest: CNBUS_CPU_A_* */
+	CNBUS_A_REFUSED,       /* nest: CNBUS_REFUSED_A_* */
+	CNBUS_A_REPLY_DROPPED, /* u64: callback replies dropped, receiver full */
 	__CNBUS_A_MAX,
 };
 #define CNBUS_A_MAX (__CNBUS_A_MAX - 1)
@@ -75,7 +81,13 @@ enum cnbus_genl_cpu_attr {
 #define CNBUS_CPU_A_MAX (__CNBUS_CPU_A_MAX - 1)
 
 /*
- * Refused incoming messages and requests, by reason (u64 each).
+ * Refused incoming messages and requests, by reason (u64 each). Every
+ * message received is either dispatched (to a callback, or a notification
+ * request that took effect) or refused for exactly one reason:
+ *   received == dispatched + sum of CNBUS_REFUSED_A_* except CBUS_SHUTDOWN
+ * (a refused cnbus_insert() from kernel code, not a received message).
+ * Bytes after a datagram's last message that are too short for a header
+ * count as one received message, refused as SHORT.
  * Once every queue is drained, for each CPU:
  *   inserted == sent + sent_direct + dropped.
  */
@@ -91,8 +103,15 @@ enum cnbus_genl_refused_attr {
 	CNBUS_REFUSED_A_NOTIFY_PERM,   /* sender lacks CAP_NET_ADMIN */
 	CNBUS_REFUSED_A_NOTIFY_FULL,   /* max_notify requests already held */
 	CNBUS_REFUSED_A_CBUS_SHUTDOWN, /* cnbus_insert() during unload */
+	CNBUS_REFUSED_A_NOTIFY_EXISTS, /* the same request is already held */
+	CNBUS_REFUSED_A_NOTIFY_NOENT,  /* removal matched no request */
+	CNBUS_REFUSED_A_NOMEM,	       /* no memory to handle the message */
 	__CNBUS_REFUSED_A_MAX,
 };
-#define CNBUS_REFUSED_A_MAX (__CNBUS_REFUSED_A_MAX - 1)
+#define CNBUS_REFUSED_A_MAX   (__CNBUS_REFUSED_A_MAX - 1)
+/* Refusal reasons are CNBUS_REFUSED_A_FIRST..CNBUS_REFUSED_A_MAX, in order:
+ * kmod and libcn index their counters by (attribute - FIRST). */
+#define CNBUS_REFUSED_A_FIRST CNBUS_REFUSED_A_SHORT
+#define CNBUS_REFUSED_NR      (CNBUS_REFUSED_A_MAX - CNBUS_REFUSED_A_FIRST + 1)
 
 #endif /* LIBCN_KMOD_GENL_H */

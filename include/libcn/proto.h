@@ -53,4 +53,25 @@ struct cn_ctl_msg {
 	__u8 data[];
 };
 
+/*
+ * cn_ctl_msg_valid() - is a control message payload well-formed?
+ * @payload: the cn_msg payload (any alignment); @len: cn_msg.len.
+ *
+ * The one check of the rules above, used by kmod before it acts on a
+ * request and by libcn (cn_notify_validate). The group is not checked:
+ * its bound is kmod's groups parameter. Returns 1 if well-formed, else 0.
+ */
+static inline int cn_ctl_msg_valid(const void *payload, __u32 len)
+{
+	struct cn_ctl_msg ctl;
+	__u64 n;
+
+	if (!payload || len < sizeof(ctl))
+		return 0;
+	__builtin_memcpy(&ctl, payload, sizeof(ctl));
+	n = (__u64)ctl.idx_notify_num + ctl.val_notify_num;
+	return ctl.idx_notify_num != 0 && ctl.val_notify_num != 0 && n <= CN_NOTIFY_MAX_RANGES &&
+	       ctl.len == n * sizeof(struct cn_notify_req) && len == sizeof(ctl) + ctl.len;
+}
+
 #endif /* LIBCN_PROTO_H */

@@ -2,10 +2,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # dkms-build.sh - kmod/dkms.conf works: "dkms add", "dkms build" and
-# "dkms remove" of kmod for the Debian headers' kernel (the newest
-# /lib/modules/6.1.0-*-amd64/build, or KVER), all in a scratch tree
-# (--sourcetree, --dkmstree, a scratch signing key) that is removed after.
-# The real system is not touched: no /usr/src, no /var/lib/dkms, no install.
+# "dkms remove" of kmod for each Debian headers' kernel (the newest
+# /lib/modules/6.1.0-*-amd64 and 6.12.*-amd64, or the kernels listed in
+# KVER), all in a scratch tree (--sourcetree, --dkmstree, a scratch signing
+# key) that is removed after. The real system is not touched: no /usr/src,
+# no /var/lib/dkms, no install.
+#
+# The -rt flavours' headers are used too when installed. By default only
+# cnbus.ko is built (cnbus_test.ko must not be installed on users'
+# machines); CNBUS_DKMS_TEST=1 adds it, checked on the first kernel.
 #
 # Usage: dkms-build.sh [SRC]   (SRC: the libcn source tree, default ../..)
 # Exit: 0 built and removed, 1 failure, 77 dkms or the headers are missing
@@ -26,12 +31,26 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 command -v dkms >/dev/null || skip "dkms not installed (Debian package dkms)"
 command -v make >/dev/null || skip "make not installed"
+# newest PATTERN [-rt]: the newest installed kernel whose headers match
+# PATTERN, of the plain or (-rt) the PREEMPT_RT flavour.
+newest() {
+	# shellcheck disable=SC2012,SC2086 # $1 is a glob
+	ls -d /lib/modules/$1/build 2>/dev/null | sed 's|^/lib/modules/||; s|/build$||' |
+		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi |
+		sort -V | tail -n 1
+}
 if [ -z "${KVER:-}" ]; then
-	KVER=$(ls -d /lib/modules/6.1.0-*-amd64/build 2>/dev/null | sort -V | tail -n 1 |
-		sed 's|^/lib/modules/||; s|/build$||')
+	K61=$(newest '6.1.0-*-amd64')
+	K612=$(newest '6.12.*-amd64')
+	[ -n "$K61" ] || skip "no headers /lib/modules/6.1.0-*-amd64/build (linux-headers-amd64)"
+	[ -n "$K612" ] ||
+		skip "no headers /lib/modules/6.12.*-amd64/build (linux-headers-6.12.*+deb12-amd64)"
+	# The -rt flavours too, when their headers are installed.
+	KVER="$K61 $K612 $(newest '6.1.0-*-amd64' -rt) $(newest '6.12.*-amd64' -rt)"
 fi
-[ -n "$KVER" ] && [ -d "/lib/modules/$KVER/build" ] ||
-	skip "no kernel headers /lib/modules/${KVER:-6.1.0-*-amd64}/build (linux-headers-amd64)"
+for k in $KVER; do
+	[ -d "/lib/modules/$k/build" ] || skip "no kernel headers /lib/modules/$k/build"
+done
 
 NAME=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' "$SRC/kmod/dkms.conf")
 VERSION=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' "$SRC/kmod/dkms.conf")
@@ -55,38 +74,68 @@ if ls "$S/src/$NAME-$VERSION" | grep -E '\.(o|ko|mod|mod\.c|cmd|symvers|order)$'
 	fail "build products copied into the DKMS source tree"
 fi
 
-echo "== dkms add / build -k $KVER / status / remove (scratch trees)"
+# unpack KO DEST: a built module, decompressed.
+unpack() {
+	case "$1" in
+	*.xz) xz -dc "$1" >"$2" ;;
+	*.zst) zstd -qdc "$1" >"$2" ;;
+	*.gz) gzip -dc "$1" >"$2" ;;
+	*) cp "$1" "$2" ;;
+	esac
+}
+
+# build KVER WANT NOTWANT: dkms build for KVER; the modules WANT are built
+# with KVER's vermagic, those in NOTWANT are not.
+build() {
+	kver=$1
+	echo "== dkms build -k $kver (CNBUS_DKMS_TEST=${CNBUS_DKMS_TEST:-0})"
+	# A rebuild with the other module set: "dkms unbuild" would look for
+	# the new set's modules, so remove the scratch build as it does.
+	rm -rf "${S:?}/dkms/$NAME/$VERSION/$kver"
+	# shellcheck disable=SC2086
+	if ! dkms build -m "$NAME" -v "$VERSION" -k "$kver" $D; then
+		find "$S/dkms" -name make.log -exec cat {} + 2>/dev/null || true
+		fail "dkms build for $kver"
+	fi
+	LOG=$(find "$S/dkms/$NAME/$VERSION/$kver" -name make.log | head -n 1)
+	[ -n "$LOG" ] || fail "no make.log from dkms build for $kver"
+	if grep -E "warning:|error:" "$LOG"; then
+		fail "warnings in the dkms build for $kver"
+	fi
+	# shellcheck disable=SC2086
+	STATUS=$(dkms status -m "$NAME" -v "$VERSION" -k "$kver" $D)
+	echo "$STATUS"
+	echo "$STATUS" | grep -q "built" || fail "dkms status does not say built for $kver"
+	for m in $2; do
+		ko=$(ls "$S/dkms/$NAME/$VERSION/$kver"/*/module/$m.ko* 2>/dev/null | head -n 1)
+		[ -n "$ko" ] || fail "$m.ko not built for $kver"
+		unpack "$ko" "$S/$m.ko"
+		vermagic=$(modinfo -F vermagic "$S/$m.ko")
+		echo "$m: $(basename "$ko"), vermagic $vermagic, version $(modinfo -F version "$S/$m.ko")"
+		case "$vermagic" in
+		"$kver "*) ;;
+		*) fail "$m.ko vermagic '$vermagic' is not $kver" ;;
+		esac
+	done
+	for m in $3; do
+		if ls "$S/dkms/$NAME/$VERSION/$kver"/*/module/$m.ko* 2>/dev/null; then
+			fail "$m.ko built for $kver without CNBUS_DKMS_TEST=1"
+		fi
+	done
+}
+
+echo "== dkms add (scratch trees)"
 # shellcheck disable=SC2086
 dkms add -m "$NAME" -v "$VERSION" $D || fail "dkms add"
+# The opt-in first: the default builds replace it, and "dkms remove"
+# (default set) then finds every kernel built.
+export CNBUS_DKMS_TEST=1
 # shellcheck disable=SC2086
-if ! dkms build -m "$NAME" -v "$VERSION" -k "$KVER" $D; then
-	find "$S/dkms" -name make.log -exec cat {} + 2>/dev/null || true
-	fail "dkms build"
-fi
-LOG=$(find "$S/dkms/$NAME/$VERSION/$KVER" -name make.log | head -n 1)
-[ -n "$LOG" ] || fail "no make.log from dkms build"
-if grep -E "warning:|error:" "$LOG"; then
-	fail "warnings in the dkms build"
-fi
-# shellcheck disable=SC2086
-STATUS=$(dkms status -m "$NAME" -v "$VERSION" -k "$KVER" $D)
-echo "$STATUS"
-echo "$STATUS" | grep -q "built" || fail "dkms status does not say built"
-for m in cnbus cnbus_test; do
-	ko=$(ls "$S/dkms/$NAME/$VERSION/$KVER"/*/module/$m.ko* 2>/dev/null | head -n 1)
-	[ -n "$ko" ] || fail "$m.ko not built"
-	case "$ko" in
-	*.xz) xz -dc "$ko" >"$S/$m.ko" ;;
-	*.zst) zstd -qdc "$ko" >"$S/$m.ko" ;;
-	*.gz) gzip -dc "$ko" >"$S/$m.ko" ;;
-	*) cp "$ko" "$S/$m.ko" ;;
-	esac
-	vermagic=$(modinfo -F vermagic "$S/$m.ko")
-	echo "$m: $(basename "$ko"), vermagic $vermagic, version $(modinfo -F version "$S/$m.ko")"
-	case "$vermagic" in
-	"$KVER "*) ;;
-	*) fail "$m.ko vermagic '$vermagic' is not $KVER" ;;
-	esac
+set -- $KVER
+build "$1" "cnbus cnbus_test" ""
+CNBUS_DKMS_TEST=0
+for k in $KVER; do
+	build "$k" cnbus cnbus_test
 done
 # shellcheck disable=SC2086
 dkms remove -m "$NAME" -v "$VERSION" --all $D || fail "dkms remove"

@@ -145,6 +145,19 @@ void fake_add_nlerr(struct fake_dgram *d, int error)
 	fake_add_nl(d, NLMSG_ERROR, &e, sizeof(e));
 }
 
+void fake_add_answer(struct fake_dgram *d, int error, const struct nlmsghdr *req)
+{
+	struct nlmsgerr e;
+	struct nlmsghdr *nlh;
+
+	memset(&e, 0, sizeof(e));
+	e.error = error;
+	e.msg = *req;
+	nlh = fake_add_nl(d, NLMSG_ERROR, &e, sizeof(e));
+	nlh->nlmsg_seq = req->nlmsg_seq;
+	nlh->nlmsg_pid = req->nlmsg_pid;
+}
+
 unsigned fake_sent_count(void)
 {
 	return nsent;

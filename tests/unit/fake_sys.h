@@ -87,6 +87,10 @@ struct cn_msg *fake_add_cn(struct fake_dgram *d, uint32_t idx, uint32_t val, uin
 			   uint32_t ack, const void *payload, size_t len);
 /* Append an NLMSG_ERROR carrying `error` (0: an ack). */
 void fake_add_nlerr(struct fake_dgram *d, int error);
+/* Append the kernel's answer to a request sent with NLM_F_ACK (netlink_ack):
+ * an NLMSG_ERROR carrying `error` that echoes the request's header `req`
+ * (nlmsg_seq, nlmsg_pid) outside and inside. */
+void fake_add_answer(struct fake_dgram *d, int error, const struct nlmsghdr *req);
 
 /* Messages handed to sendmsg/sendmmsg/send, oldest first. fake_sent(i) holds
  * the full bytes of the last FAKE_SENT_MAX only (NULL for older ones);

@@ -50,6 +50,7 @@ static struct nl_msg *full_reply(unsigned ncb, unsigned ncpu)
 	assert_int_equal(nla_put_u32(msg, CNBUS_A_CBUS_QLEN, 256), 0);
 	put_u64(msg, CNBUS_A_RECEIVED, 0x100000000ull + 7);
 	put_u64(msg, CNBUS_A_DISPATCHED, 0x200000000ull + 9);
+	put_u64(msg, CNBUS_A_REPLY_DROPPED, 0x300000000ull + 11);
 
 	nest = nla_nest_start(msg, CNBUS_A_CALLBACKS);
 	for (unsigned i = 0; i < ncb; i++) {
@@ -106,6 +107,7 @@ static void full(void **state)
 	assert_int_equal(info.cbus_qlen, 256);
 	assert_true(info.received == 0x100000000ull + 7);
 	assert_true(info.dispatched == 0x200000000ull + 9);
+	assert_true(info.reply_dropped == 0x300000000ull + 11);
 	assert_int_equal(info.truncated, 0);
 	assert_int_equal(info.ncallbacks, 3);
 	for (unsigned i = 0; i < 3; i++) {

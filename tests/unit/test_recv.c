@@ -302,6 +302,67 @@ static void batch_several_datagrams_one_syscall(void **state)
 	assert_int_equal(errno, EAGAIN);
 }
 
+/* cn_recv_batch takes lone kernel messages straight from a fresh read and
+ * leaves the first other datagram, and everything after it, to the walk:
+ * the order, the sender check, truncation, NLMSG_ERROR and nlmsg_flags are
+ * handled as they would be by the walk alone. */
+static void batch_fast_then_walked(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[16];
+	struct fake_dgram *d;
+	struct nlmsghdr *nlh;
+	int n;
+
+	add(fake_dgram(0), 1, "a");
+	d = fake_dgram(0);
+	d->groups = 1u << 2; /* group 3 */
+	add(d, 2, "b");
+	add(fake_dgram(4242), 90, "spoofed");
+	d = fake_dgram(0);
+	add(d, 3, "c");
+	add(d, 4, "d");
+	add(fake_dgram(0), 5, "e");
+	/* a lone message with nlmsg_flags set: walked, still delivered */
+	d = fake_dgram(0);
+	add(d, 6, "f");
+	nlh = (struct nlmsghdr *)d->data;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	d = fake_dgram(0);
+	fake_add_nlerr(d, -EPERM);
+	add(fake_dgram(0), 7, "g");
+
+	n = cn_recv_batch(s, out, 16, CN_RECV_DONTWAIT);
+	assert_int_equal(n, 6);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(out[i].msg->seq, (uint32_t)i + 1);
+		assert_int_equal(out[i].msg->data[0], 'a' + i);
+		assert_int_equal(out[i].port, 0);
+	}
+	assert_int_equal(out[0].group, 0);
+	assert_int_equal(out[1].group, 3);
+	assert_int_equal(stats(s).foreign, 1);
+	assert_int_equal(stats(s).syscalls, 1);
+	assert_int_equal(cn_recv_batch(s, out, 16, CN_RECV_DONTWAIT), -EPERM);
+	assert_int_equal(cn_recv_batch(s, out, 16, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(out[0].msg->seq, 7);
+	assert_int_equal(stats(s).syscalls, 1);
+	assert_int_equal(stats(s).messages, 7);
+
+	/* a truncated datagram after a lone message: the message first */
+	fake_reset();
+	add(fake_dgram(0), 8, "h");
+	d = fake_dgram(0);
+	add(d, 9, "cut");
+	d->msg_flags = MSG_TRUNC;
+	add(fake_dgram(0), 10, "j");
+	assert_int_equal(cn_recv_batch(s, out, 16, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(out[0].msg->seq, 8);
+	assert_int_equal(cn_recv_batch(s, out, 16, CN_RECV_DONTWAIT), -EMSGSIZE);
+	assert_int_equal(cn_recv_batch(s, out, 16, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(out[0].msg->seq, 10);
+}
+
 static void batch_smaller_than_available(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -476,6 +537,7 @@ int main(void)
 		T(foreign_sender_skipped),
 		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, fake_teardown),
 		T(batch_several_datagrams_one_syscall),
+		T(batch_fast_then_walked),
 		T(batch_smaller_than_available),
 		T(batch_overrun_after_messages),
 		T(batch_malformed_and_foreign),

@@ -177,7 +177,11 @@ static void send_errors(void **state)
 	assert_int_equal(errno, ECONNREFUSED);
 
 	errno = 0;
-	assert_int_equal(cn_send(s, m, 0x4), -EINVAL);
+	assert_int_equal(cn_send(s, m, 0x80), -EINVAL);
+	errno = 0;
+	assert_int_equal(cn_send(s, m, CN_REQUEST_OVERRUN_WAIT), -EINVAL); /* cn_request only */
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(cn_sendto(s, m, 99, CN_SEND_ACK), -EINVAL); /* only the kernel answers */
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_int_equal(cn_send(s, NULL, 0), -EINVAL);

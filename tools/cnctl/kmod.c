@@ -24,6 +24,9 @@ static const char *const refusal_names[CN_KMOD_REFUSED_COUNT] = {
 	[CN_KMOD_REFUSED_NOTIFY_PERM] = "notify_perm",
 	[CN_KMOD_REFUSED_NOTIFY_FULL] = "notify_full",
 	[CN_KMOD_REFUSED_CBUS_SHUTDOWN] = "cbus_shutdown",
+	[CN_KMOD_REFUSED_NOTIFY_EXISTS] = "notify_exists",
+	[CN_KMOD_REFUSED_NOTIFY_NOENT] = "notify_noent",
+	[CN_KMOD_REFUSED_NOMEM] = "nomem",
 };
 
 /* clang-format off */
@@ -35,15 +38,18 @@ static void kmod_usage(FILE *f)
 		"Print what kmod (cnbus.ko) reports about itself through its generic\n"
 		"netlink family \"cnbus\": the netlink unit it serves (what --kmod uses in\n"
 		"the other commands), version, groups, bounds, registered callbacks,\n"
-		"messages received and dispatched, per-CPU CBUS counters (queued,\n"
+		"messages received and dispatched, callback replies dropped because the\n"
+		"receiver was full, per-CPU CBUS counters (queued,\n"
 		"inserted, sent by the worker, sent directly because the queue was full,\n"
 		"dropped) and why messages were refused.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json   one JSON object: unit, version, groups, max_notify,\n"
-		"               notify_count, cbus_qlen, received, dispatched, refused\n"
-		"               {short, truncated, bad_len, oversize, no_callback,\n"
-		"               notify_inval, notify_perm, notify_full, cbus_shutdown},\n"
+		"               notify_count, cbus_qlen, received, dispatched,\n"
+		"               reply_dropped, refused {short, truncated, bad_len,\n"
+		"               oversize, no_callback, notify_inval, notify_perm,\n"
+		"               notify_full, cbus_shutdown, notify_exists, notify_noent,\n"
+		"               nomem},\n"
 		"               truncated, callbacks [{idx, val, name}], cpus [{cpu,\n"
 		"               queued, inserted, sent, sent_direct, dropped}]\n"
 		"  -h, --help   this help\n"
@@ -58,9 +64,10 @@ static void print_json(const struct cn_kmod_info *in)
 	printf("{\"unit\":%u,\"version\":", in->unit);
 	json_string(stdout, in->version, sizeof(in->version));
 	printf(",\"groups\":%u,\"max_notify\":%u,\"notify_count\":%u,\"cbus_qlen\":%u,"
-	       "\"received\":%llu,\"dispatched\":%llu,\"refused\":{",
+	       "\"received\":%llu,\"dispatched\":%llu,\"reply_dropped\":%llu,\"refused\":{",
 	       in->groups, in->max_notify, in->notify_count, in->cbus_qlen,
-	       (unsigned long long)in->received, (unsigned long long)in->dispatched);
+	       (unsigned long long)in->received, (unsigned long long)in->dispatched,
+	       (unsigned long long)in->reply_dropped);
 	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", refusal_names[i],
 		       (unsigned long long)in->refused[i]);
@@ -89,8 +96,9 @@ static void print_text(const struct cn_kmod_info *in)
 {
 	printf("kmod %.*s on netlink unit %u (%u groups)\n", (int)sizeof(in->version), in->version,
 	       in->unit, in->groups);
-	printf("messages: %llu received, %llu dispatched to callbacks\n",
-	       (unsigned long long)in->received, (unsigned long long)in->dispatched);
+	printf("messages: %llu received, %llu dispatched to callbacks, %llu replies dropped\n",
+	       (unsigned long long)in->received, (unsigned long long)in->dispatched,
+	       (unsigned long long)in->reply_dropped);
 	printf("notification requests: %u of at most %u\n", in->notify_count, in->max_notify);
 	printf("callbacks: %u\n", in->ncallbacks);
 	for (uint32_t i = 0; i < in->ncallbacks && i < CN_KMOD_MAX_CALLBACKS; i++)

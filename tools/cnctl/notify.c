@@ -52,8 +52,9 @@ static void notify_usage(FILE *f)
 		"  -h, --help               this help\n"
 		"\n"
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout),\n"
-		"1 runtime error (also: kmod refused the request as malformed or because\n"
-		"its table is full), 2 usage error, 3 permission denied (no CAP_NET_ADMIN),\n"
+		"1 runtime error (also: kmod refused the request as malformed, because its\n"
+		"table is full or the same request exists), 2 usage error, 3 permission\n"
+		"denied (kmod answered EPERM: no CAP_NET_ADMIN),\n"
 		"4 kmod not loaded or no such netlink unit, 5 --timeout ran out before\n"
 		"--count notifications.\n");
 }
@@ -135,45 +136,44 @@ static int in_ranges(const struct cn_range *r, unsigned int n, uint32_t x)
 	return 0;
 }
 
-/* kmod's refusal counters around the request: kmod sends no error back
- * (there is no NLM_F_ACK through libcn), so a refusal shows only there. */
-static uint64_t refusals[CN_KMOD_REFUSED_COUNT];
-static int have_refusals;
-
-static void snapshot_refusals(void)
+/* kmod's answer to our own request (CN_SEND_ACK) as an exit code: 0, or
+ * the exit code after a one-line error. */
+static int check_answer(int r, uint32_t group)
 {
-	static struct cn_kmod_info info;
-
-	have_refusals = cn_kmod_query(&info) == 0;
-	if (have_refusals)
-		memcpy(refusals, info.refused, sizeof(refusals));
-}
-
-/* Returns 0, or the exit code after a one-line error. */
-static int check_refusals(void)
-{
-	static struct cn_kmod_info info;
-
-	if (!have_refusals || cn_kmod_query(&info) < 0)
+	switch (r) {
+	case 0:
 		return 0;
-	if (info.refused[CN_KMOD_REFUSED_NOTIFY_PERM] > refusals[CN_KMOD_REFUSED_NOTIFY_PERM]) {
-		cnctl_err("permission denied: kmod refused the notification request (needs "
-			  "CAP_NET_ADMIN)");
+	case 1:
+		/* No answer: a receiver that ignores NLM_F_ACK (not this
+		 * kmod). Carry on: notifications show whether it worked. */
+		cnctl_err("notify: warning: kmod did not answer the request; it may have been "
+			  "refused");
+		return 0;
+	case -EPERM:
+		cnctl_err("permission denied: kmod answered the notification request with "
+			  "EPERM (needs CAP_NET_ADMIN)");
 		return CNCTL_EXIT_PERM;
-	}
-	if (info.refused[CN_KMOD_REFUSED_NOTIFY_FULL] > refusals[CN_KMOD_REFUSED_NOTIFY_FULL]) {
-		cnctl_err("kmod refused the notification request: its table is full "
-			  "(max_notify=%u)",
-			  info.max_notify);
+	case -ENOSPC:
+		cnctl_err("kmod answered the notification request with ENOSPC: its table is "
+			  "full (module parameter max_notify)");
 		return CNCTL_EXIT_ERROR;
-	}
-	if (info.refused[CN_KMOD_REFUSED_NOTIFY_INVAL] > refusals[CN_KMOD_REFUSED_NOTIFY_INVAL]) {
-		cnctl_err("kmod refused the notification request as malformed (kmod has %u "
-			  "groups)",
-			  info.groups);
+	case -EEXIST:
+		cnctl_err("kmod answered the notification request with EEXIST: the same ranges "
+			  "already report to group %u",
+			  group);
 		return CNCTL_EXIT_ERROR;
+	case -EINVAL:
+		cnctl_err("kmod answered the notification request with EINVAL: malformed (is "
+			  "group %u beyond kmod's groups?)",
+			  group);
+		return CNCTL_EXIT_ERROR;
+	case -ENOBUFS:
+		cnctl_err("notify: the socket overran before kmod's answer was read: the "
+			  "request may or may not be registered");
+		return CNCTL_EXIT_ERROR;
+	default:
+		return cnctl_connector_err("notify: sending the request", -r);
 	}
-	return 0;
 }
 
 /* cnctl_recv_loop's print: a notification about the requested ranges
@@ -205,11 +205,9 @@ static int subscribe(struct cn_sock *s, const struct notify_opts *o, struct cn_m
 				       o->group, cn_unit(s));
 	if (r < 0)
 		return cnctl_connector_err("notify: joining --group", -r);
-	snapshot_refusals();
-	r = cn_send(s, reqmsg, 0);
-	if (r < 0)
-		return cnctl_connector_err("notify: sending the request", -r);
-	return check_refusals();
+	/* kmod answers the request itself (NLM_F_ACK): the exact refusal of
+	 * this request, whatever other clients do meanwhile. */
+	return check_answer(cn_send(s, reqmsg, CN_SEND_ACK), o->group);
 }
 
 int cnctl_notify(int argc, char **argv)
@@ -262,8 +260,9 @@ int cnctl_notify(int argc, char **argv)
 			  (unsigned long long)rl.printed, (unsigned long long)o.common.count,
 			  o.common.timeout);
 
-	r = cn_send(rl.s, rmmsg, 0);
+	r = cn_send(rl.s, rmmsg, CN_SEND_ACK);
 	if (r < 0) {
+		/* -ENOENT: kmod no longer had it (unloaded and loaded again). */
 		cnctl_err("notify: removing the request: %s", strerror(-r));
 		if (ret == CNCTL_EXIT_OK)
 			ret = CNCTL_EXIT_ERROR;

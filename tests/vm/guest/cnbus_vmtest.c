@@ -31,42 +31,21 @@
 #include <linux/netlink.h>
 
 #include <libcn.h>
+#include <libcn/cnbus_test.h>
 
 #include "kstat.h"
+#include "vmtest.h"
 
-#define T_IDX		0x123
-#define T_ECHO_A	0x456
-#define T_ECHO_B	0x457
-#define T_BURST		0x458
-#define T_MCAST		0x459
-#define T_BURST_HARDIRQ 0x1
-#define NOTIFY_GROUP	0x200
+#define NOTIFY_GROUP 0x200
 
-struct burst_req {
-	uint32_t count, flags, cpus, len; /* len: payload bytes of odd-seq messages */
-	uint64_t inserted, refused;
-};
-
-static const char *test_ko;
-static int unit;
-static int ncpus;
+const char *test_ko;
+int unit;
+int ncpus;
 static int npass, nfail, nskip, ntest;
 static unsigned int burst_n = 50000;
 static unsigned int echo_n = 5000;
 
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			printf("#   FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);               \
-			printf(__VA_ARGS__);                                                       \
-			printf("\n");                                                              \
-			fflush(stdout);                                                            \
-			rc = 1;                                                                    \
-			goto out;                                                                  \
-		}                                                                                  \
-	} while (0)
-
-__attribute__((format(printf, 1, 2))) static void info(const char *fmt, ...)
+__attribute__((format(printf, 1, 2))) void info(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -78,7 +57,7 @@ __attribute__((format(printf, 1, 2))) static void info(const char *fmt, ...)
 	fflush(stdout);
 }
 
-static double now_s(void)
+double now_s(void)
 {
 	struct timespec ts;
 
@@ -86,7 +65,7 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int mod_load(const char *params)
+int mod_load(const char *params)
 {
 	int fd = open(test_ko, O_RDONLY | O_CLOEXEC);
 	int r;
@@ -99,12 +78,12 @@ static int mod_load(const char *params)
 	return r;
 }
 
-static int mod_unload(const char *name)
+int mod_unload(const char *name)
 {
 	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
 }
 
-static int module_loaded(const char *name)
+int module_loaded(const char *name)
 {
 	char path[128];
 
@@ -112,7 +91,7 @@ static int module_loaded(const char *name)
 	return access(path, F_OK) == 0;
 }
 
-static struct cn_sock *open_sock(int flags, int rcvbuf)
+struct cn_sock *open_sock(int flags, int rcvbuf)
 {
 	struct cn_open_opts o = { .sz = sizeof(o), .flags = (uint32_t)flags, .rcvbuf = rcvbuf };
 
@@ -123,8 +102,7 @@ static struct cn_sock *open_sock(int flags, int rcvbuf)
  * Receive the next message with id {idx, val} from the kernel, skipping
  * others. Waits at most timeout_ms. Returns 0, -ETIMEDOUT or a cn_recv error.
  */
-static int recv_id(struct cn_sock *s, uint32_t idx, uint32_t val, int timeout_ms,
-		   struct cn_message *out)
+int recv_id(struct cn_sock *s, uint32_t idx, uint32_t val, int timeout_ms, struct cn_message *out)
 {
 	double end = now_s() + timeout_ms / 1000.0;
 	struct pollfd p = { .fd = cn_fd(s), .events = POLLIN };
@@ -168,7 +146,8 @@ static int t_kmod_info(void)
 	CHECK(ks.ncpus >= (unsigned int)ncpus, "cpus %u < %d", ks.ncpus, ncpus);
 	for (i = 0; i < ks.ncbs; i++) {
 		info("callback %s %u.%u", ks.cb[i].name, ks.cb[i].idx, ks.cb[i].val);
-		if (ks.cb[i].idx == T_IDX && ks.cb[i].val >= T_ECHO_A && ks.cb[i].val <= T_MCAST)
+		if (ks.cb[i].idx == CNBUS_TEST_IDX && ks.cb[i].val >= CNBUS_TEST_ECHO_A &&
+		    ks.cb[i].val <= CNBUS_TEST_MCAST)
 			found++;
 	}
 	CHECK(found == 4, "found %u of the 4 test callbacks", found);
@@ -176,7 +155,7 @@ static int t_kmod_info(void)
 	s = cn_kmod_open(NULL);
 	CHECK(s, "cn_kmod_open: %s", strerror(errno));
 	CHECK(cn_unit(s) == unit, "cn_kmod_open unit %d", cn_unit(s));
-	r = echo_round_trips(s, T_ECHO_B, 10);
+	r = echo_round_trips(s, CNBUS_TEST_ECHO_B, 10);
 	CHECK(r == 0, "echo over cn_kmod_open");
 out:
 	cn_close(s);
@@ -195,7 +174,7 @@ static int echo_round_trips(struct cn_sock *s, uint32_t val, unsigned int n)
 
 	for (i = 0; i < n; i++) {
 		len = snprintf(text, sizeof(text), "echo %u via %#x", i, val) + 1;
-		m = cn_msg_init(buf, sizeof(buf), T_IDX, val, text, (size_t)len);
+		m = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, val, text, (size_t)len);
 		CHECK(m, "cn_msg_init");
 		r = cn_request(s, m, 0, CN_MATCH_STRICT, 5000, &rep);
 		CHECK(r == 0, "request %u: %d", i, r);
@@ -203,7 +182,7 @@ static int echo_round_trips(struct cn_sock *s, uint32_t val, unsigned int n)
 		CHECK(rep.msg->seq == m->seq && rep.msg->ack == m->ack + 1,
 		      "genealogy: req seq %u ack %u, reply seq %u ack %u", m->seq, m->ack,
 		      rep.msg->seq, rep.msg->ack);
-		CHECK(rep.msg->id.idx == T_IDX && rep.msg->id.val == val, "reply id");
+		CHECK(rep.msg->id.idx == CNBUS_TEST_IDX && rep.msg->id.val == val, "reply id");
 		CHECK(rep.msg->len == (uint16_t)len && !memcmp(rep.msg->data, text, (size_t)len),
 		      "payload differs");
 		if (i)
@@ -220,9 +199,9 @@ static int t_echo(void)
 	int rc = 0;
 
 	CHECK(s, "cn_open: %s", strerror(errno));
-	rc = echo_round_trips(s, T_ECHO_A, echo_n);
+	rc = echo_round_trips(s, CNBUS_TEST_ECHO_A, echo_n);
 	if (!rc)
-		rc = echo_round_trips(s, T_ECHO_B, echo_n / 10);
+		rc = echo_round_trips(s, CNBUS_TEST_ECHO_B, echo_n / 10);
 	if (!rc)
 		info("%u + %u round trips", echo_n, echo_n / 10);
 out:
@@ -309,8 +288,8 @@ static int t_group_two_subscribers(void)
 	int rc = 0, r;
 
 	CHECK(a && b && c, "cn_open");
-	CHECK(cn_join(a, T_IDX) == 0 && cn_join(b, T_IDX) == 0, "cn_join");
-	m = cn_msg_init(buf, sizeof(buf), T_IDX, T_MCAST, "to the group", 13);
+	CHECK(cn_join(a, CNBUS_TEST_IDX) == 0 && cn_join(b, CNBUS_TEST_IDX) == 0, "cn_join");
+	m = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_MCAST, "to the group", 13);
 	r = cn_request(c, m, 0, CN_MATCH_STRICT, 5000, &rep);
 	CHECK(r == 0, "request: %d", r);
 	CHECK(rep.msg->len == sizeof(res), "reply len %u", rep.msg->len);
@@ -318,22 +297,24 @@ static int t_group_two_subscribers(void)
 	info("group 0 send: %d, unknown id send: %d", res[0], res[1]);
 	CHECK(res[0] == 0, "cnbus_send to group 0 (lookup) returned %d", res[0]);
 	CHECK(res[1] == -ENODEV, "cnbus_send for an unknown id returned %d", res[1]);
-	r = recv_id(a, T_IDX, T_MCAST, 5000, &got);
+	r = recv_id(a, CNBUS_TEST_IDX, CNBUS_TEST_MCAST, 5000, &got);
 	CHECK(r == 0, "subscriber a: %d", r);
 	CHECK(got.msg->len == 13 && !strcmp((const char *)got.msg->data, "to the group"),
 	      "a payload");
 	/* Group 0x123 is above 32: the kernel's nl_groups says 0 (as for a
 	 * unicast); libcn reads it from NETLINK_PKTINFO, on since cn_join. */
-	CHECK(got.group == T_IDX, "subscriber a: group %u, want %u", got.group, T_IDX);
-	r = recv_id(b, T_IDX, T_MCAST, 5000, &got);
+	CHECK(got.group == CNBUS_TEST_IDX, "subscriber a: group %u, want %u", got.group,
+	      CNBUS_TEST_IDX);
+	r = recv_id(b, CNBUS_TEST_IDX, CNBUS_TEST_MCAST, 5000, &got);
 	CHECK(r == 0, "subscriber b: %d", r);
 	CHECK(got.msg->len == 13 && !strcmp((const char *)got.msg->data, "to the group"),
 	      "b payload");
-	CHECK(got.group == T_IDX, "subscriber b: group %u, want %u", got.group, T_IDX);
+	CHECK(got.group == CNBUS_TEST_IDX, "subscriber b: group %u, want %u", got.group,
+	      CNBUS_TEST_IDX);
 	/* The request's reply is a unicast: group 0. */
 	CHECK(rep.group == 0, "reply: group %u", rep.group);
 	/* The requester did not join: it must not get the multicast. */
-	r = recv_id(c, T_IDX, T_MCAST, 0, &got);
+	r = recv_id(c, CNBUS_TEST_IDX, CNBUS_TEST_MCAST, 0, &got);
 	CHECK(r == -ETIMEDOUT, "requester got the multicast: %d", r);
 out:
 	cn_close(a);
@@ -342,7 +323,7 @@ out:
 	return rc;
 }
 
-static int raw_open(void)
+int raw_open(void)
 {
 	struct sockaddr_nl a = { .nl_family = AF_NETLINK };
 	struct timeval tv = { .tv_sec = 5 };
@@ -358,7 +339,7 @@ static int raw_open(void)
 	return fd;
 }
 
-static int raw_send(int fd, const void *buf, size_t len)
+int raw_send(int fd, const void *buf, size_t len)
 {
 	struct sockaddr_nl d = { .nl_family = AF_NETLINK };
 
@@ -366,7 +347,7 @@ static int raw_send(int fd, const void *buf, size_t len)
 }
 
 /* Wait for the NLMSG_ERROR answering seq; returns its error (0 = ack). */
-static int raw_wait_ack(int fd, uint32_t seq)
+int raw_wait_ack(int fd, uint32_t seq)
 {
 	char buf[8192];
 	ssize_t n;
@@ -384,8 +365,8 @@ static int raw_wait_ack(int fd, uint32_t seq)
 }
 
 /* Build nlmsghdr + cn_msg(id, len field) + plen payload bytes. */
-static size_t raw_build(void *buf, uint32_t idx, uint32_t val, uint16_t len_field, size_t plen,
-			uint16_t nlflags, uint32_t seq)
+size_t raw_build(void *buf, uint32_t idx, uint32_t val, uint16_t len_field, size_t plen,
+		 uint16_t nlflags, uint32_t seq)
 {
 	struct nlmsghdr *h = buf;
 	struct cn_msg *m = NLMSG_DATA(h);
@@ -427,13 +408,54 @@ static int t_unknown_id_refused(void)
 	CHECK(raw_send(fd, raw, len) == 0, "raw send");
 	r = raw_wait_ack(fd, 77);
 	CHECK(r == -ENODEV, "ack error %d, want -ENODEV", r);
-	len = raw_build(raw, T_IDX, T_ECHO_A, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 78);
+	len =
+	    raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 78);
 	CHECK(raw_send(fd, raw, len) == 0, "raw send");
 	r = raw_wait_ack(fd, 78);
 	CHECK(r == 0, "ack of a good message %d", r);
 out:
 	if (fd >= 0)
 		close(fd);
+	cn_close(s);
+	return rc;
+}
+
+/*
+ * libcn's acked sends against kmod (CN_SEND_ACK): each answer reaches its
+ * caller, matched to its own request while other traffic arrives; a
+ * request to an id without callback ends cn_request at once with -ENODEV.
+ */
+static int t_send_ack(void)
+{
+	char buf[CN_MSG_SIZE(64)] __attribute__((aligned(8)));
+	struct cn_sock *s = open_sock(0, 0);
+	struct cn_message rep, m;
+	struct cn_msg *q;
+	int rc = 0, r, echoes = 0;
+
+	CHECK(s, "cn_open");
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, "acked", 6);
+	/* The echo callback replies during the send, before kmod's answer:
+	 * the reply is kept, the answer taken. */
+	r = cn_send(s, q, CN_SEND_ACK);
+	CHECK(r == 0, "cn_send(echo, ACK) %d", r);
+	CHECK(cn_pending(s) == 1, "kept %zu", cn_pending(s));
+	r = cn_recv(s, &m, CN_RECV_DONTWAIT);
+	CHECK(r == 0 && m.msg->seq == q->seq && m.msg->ack == q->ack + 1, "echo kept: %d", r);
+	echoes++;
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_UNKNOWN, 0x4, "x", 2);
+	r = cn_send(s, q, CN_SEND_ACK);
+	CHECK(r == -ENODEV && errno == ENODEV, "cn_send(no callback, ACK) %d", r);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B, "req", 4);
+	r = cn_request(s, q, CN_SEND_ACK, CN_MATCH_STRICT, 5000, &rep);
+	CHECK(r == 0 && rep.msg->len == 4, "cn_request(echo, ACK) %d", r);
+	q = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_UNKNOWN, 0x5, "x", 2);
+	r = cn_request(s, q, CN_SEND_ACK, CN_MATCH_STRICT, 60000, &rep);
+	CHECK(r == -ENODEV, "cn_request(no callback, ACK) %d, want -ENODEV (not a timeout)", r);
+	r = cn_recv(s, &m, CN_RECV_DONTWAIT);
+	CHECK(r == -EAGAIN, "left over: %d", r);
+	info("echoes kept %d", echoes);
+out:
 	cn_close(s);
 	return rc;
 }
@@ -451,9 +473,11 @@ static int t_multi_message_datagram(void)
 	CHECK(fd >= 0, "raw_open");
 	CHECK(kstat_get(&k0) == 0, "kstat");
 	/* echo, unknown id, echo; each NLM_F_ACK */
-	off += raw_build(raw + off, T_IDX, T_ECHO_A, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 201);
+	off += raw_build(raw + off, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 0, 0,
+			 NLM_F_REQUEST | NLM_F_ACK, 201);
 	off += raw_build(raw + off, 0x999, 0x3, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 202);
-	off += raw_build(raw + off, T_IDX, T_ECHO_B, 0, 0, NLM_F_REQUEST | NLM_F_ACK, 203);
+	off += raw_build(raw + off, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B, 0, 0,
+			 NLM_F_REQUEST | NLM_F_ACK, 203);
 	CHECK(raw_send(fd, raw, off) == 0, "send");
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	CHECK(k1.received - k0.received == 3, "received %" PRIu64, k1.received - k0.received);
@@ -505,7 +529,10 @@ static int t_echo_concurrent(void)
 		if (!kids[i]) {
 			struct cn_sock *s = open_sock(0, 0);
 
-			_exit(s && !echo_round_trips(s, i & 1 ? T_ECHO_B : T_ECHO_A, N) ? 0 : 1);
+			_exit(s && !echo_round_trips(
+				       s, i & 1 ? CNBUS_TEST_ECHO_B : CNBUS_TEST_ECHO_A, N)
+				  ? 0
+				  : 1);
 		}
 	}
 	for (i = 0; i < KIDS; i++) {
@@ -550,19 +577,19 @@ static int t_malformed_blaster(void)
 		CHECK(raw_send(fd, raw, NLMSG_LENGTH(10)) == 0, "send");
 		want[CNBUS_REFUSED_A_SHORT]++;
 		/* cn_msg.len larger than the payload */
-		len = raw_build(raw, T_IDX, T_ECHO_A, 100, 10, 0, i);
+		len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 100, 10, 0, i);
 		CHECK(raw_send(fd, raw, len) == 0, "send");
 		want[CNBUS_REFUSED_A_BAD_LEN]++;
 		/* cn_msg.len smaller than the payload */
-		len = raw_build(raw, T_IDX, T_ECHO_A, 4, 64, 0, i);
+		len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 4, 64, 0, i);
 		CHECK(raw_send(fd, raw, len) == 0, "send");
 		want[CNBUS_REFUSED_A_BAD_LEN]++;
 		/* oversized */
-		len = raw_build(raw, T_IDX, T_ECHO_A, 20000, 20000 & 0xfff, 0, i);
+		len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 20000, 20000 & 0xfff, 0, i);
 		CHECK(raw_send(fd, raw, len) == 0, "send");
 		want[CNBUS_REFUSED_A_OVERSIZE]++;
 		/* nlmsg_len beyond the datagram */
-		len = raw_build(raw, T_IDX, T_ECHO_A, 8, 8, 0, i);
+		len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 8, 8, 0, i);
 		h->nlmsg_len = 4000;
 		CHECK(raw_send(fd, raw, len) == 0, "send");
 		want[CNBUS_REFUSED_A_TRUNCATED]++;
@@ -635,7 +662,7 @@ static int t_malformed_blaster(void)
 		struct cn_sock *s = open_sock(0, 0);
 
 		CHECK(s, "cn_open");
-		rc = echo_round_trips(s, T_ECHO_A, 100);
+		rc = echo_round_trips(s, CNBUS_TEST_ECHO_A, 100);
 		cn_close(s);
 	}
 out:
@@ -657,9 +684,9 @@ static int t_cbus_timer_order(void)
 	for (i = 0; i < KSTAT_MAX_CPUS; i++)
 		last[i] = -1;
 	CHECK(s, "cn_open");
-	CHECK(cn_join(s, T_IDX) == 0, "join");
+	CHECK(cn_join(s, CNBUS_TEST_IDX) == 0, "join");
 	for (i = 0; i < N; i++) {
-		r = recv_id(s, T_IDX, T_ECHO_A, 10000, &m);
+		r = recv_id(s, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, 10000, &m);
 		CHECK(r == 0, "timer message %u: %d", i, r);
 		CHECK(m.msg->len > 0 && m.msg->data[m.msg->len - 1] == 0, "text not terminated");
 		CHECK(sscanf((const char *)m.msg->data, "cpu=%u counter=%llu", &cpu, &counter) == 2,
@@ -679,7 +706,7 @@ out:
 }
 
 /* Reload cnbus_test with the given parameters. */
-static int reload_test_module(const char *params)
+int reload_test_module(const char *params)
 {
 	int r;
 
@@ -704,9 +731,10 @@ static int expect_notifications(struct cn_sock *g, int added)
 		CHECK(r == 0, "notification %u: %d", i, r);
 		CHECK(cn_notify_decode(m.msg, &n) == 0, "decode");
 		CHECK(n.added == added, "added %d want %d", n.added, added);
-		CHECK(n.idx == T_IDX && n.val >= T_ECHO_A && n.val <= T_MCAST, "id %u.%u", n.idx,
-		      n.val);
-		seen |= 1u << (n.val - T_ECHO_A);
+		CHECK(n.idx == CNBUS_TEST_IDX && n.val >= CNBUS_TEST_ECHO_A &&
+			  n.val <= CNBUS_TEST_MCAST,
+		      "id %u.%u", n.idx, n.val);
+		seen |= 1u << (n.val - CNBUS_TEST_ECHO_A);
 	}
 	CHECK(seen == 0xf, "seen mask %#x", seen);
 	r = cn_recv(g, &m, CN_RECV_DONTWAIT);
@@ -717,7 +745,7 @@ out:
 
 static int t_notify_add_remove(void)
 {
-	struct cn_range idx = { T_IDX, 1 }, val = { T_ECHO_A, 4 };
+	struct cn_range idx = { CNBUS_TEST_IDX, 1 }, val = { CNBUS_TEST_ECHO_A, 4 };
 	unsigned char buf[CN_NOTIFY_SIZE(1, 1)];
 	struct cn_sock *g = open_sock(0, 0), *c = open_sock(0, 0);
 	struct cn_message m;
@@ -786,6 +814,10 @@ static int t_notify_unprivileged(void)
 		msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, NOTIFY_GROUP);
 		if (!msg || cn_send(s, msg, 0))
 			_exit(12);
+		/* libcn's acked send: kmod's refusal of this very request. */
+		r = cn_send(s, msg, CN_SEND_ACK);
+		if (r != -EPERM || errno != EPERM)
+			_exit(16);
 		cn_close(s);
 		/* The same with NLM_F_ACK: the refusal is -EPERM. */
 		fd = raw_open();
@@ -806,7 +838,7 @@ static int t_notify_unprivileged(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %#x", status);
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	CHECK(k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM] ==
-		  k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 2,
+		  k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM] + 3,
 	      "notify_perm %" PRIu64 " -> %" PRIu64, k0.refused[CNBUS_REFUSED_A_NOTIFY_PERM],
 	      k1.refused[CNBUS_REFUSED_A_NOTIFY_PERM]);
 	CHECK(k1.notify_count == k0.notify_count, "a request was added");
@@ -822,15 +854,20 @@ static int t_notify_bound(void)
 	struct kstat k0, k1;
 	struct cn_msg *msg;
 	unsigned int i, max;
-	int rc = 0;
+	int rc = 0, r;
 
 	CHECK(c, "cn_open");
 	CHECK(kstat_get(&k0) == 0, "kstat");
 	max = k0.max_notify;
 	CHECK(max > 0 && max + 0x300 < k0.groups, "max_notify %u", max);
 	for (i = 0; i <= max; i++) {
+		int want = i + k0.notify_count < max ? 0 : -ENOSPC;
+
+		/* kmod's answer to each request (CN_SEND_ACK): taken, then full. */
 		msg = cn_notify_build(buf, sizeof(buf), &idx, 1, &val, 1, 0x300 + i);
-		CHECK(msg && cn_send(c, msg, 0) == 0, "send %u", i);
+		CHECK(msg, "build %u", i);
+		r = cn_send(c, msg, CN_SEND_ACK);
+		CHECK(r == want, "send %u: %d, want %d", i, r, want);
 	}
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	info("max_notify %u: count %u, full refusals %" PRIu64, max, k1.notify_count,
@@ -841,9 +878,12 @@ static int t_notify_bound(void)
 	      "full refusals");
 	/* One removal removes every request with these ranges. */
 	msg = cn_notify_build_remove(buf, sizeof(buf), &idx, 1, &val, 1);
-	CHECK(msg && cn_send(c, msg, 0) == 0, "remove");
+	CHECK(msg && cn_send(c, msg, CN_SEND_ACK) == 0, "remove");
 	CHECK(kstat_get(&k1) == 0, "kstat");
 	CHECK(k1.notify_count == k0.notify_count, "count after removal %u", k1.notify_count);
+	/* Nothing left to remove: kmod says so. */
+	r = cn_send(c, msg, CN_SEND_ACK);
+	CHECK(r == -ENOENT, "second removal %d, want -ENOENT", r);
 out:
 	cn_close(c);
 	return rc;
@@ -905,7 +945,8 @@ static void *rx_thread(void *arg)
 		for (i = 0; i < n; i++) {
 			const struct cn_msg *m = msgs[i].msg;
 
-			if (m->id.idx != T_IDX || m->id.val != T_BURST || msgs[i].port)
+			if (m->id.idx != CNBUS_TEST_IDX || m->id.val != CNBUS_TEST_BURST ||
+			    msgs[i].port)
 				continue;
 			if (m->ack < KSTAT_MAX_CPUS) {
 				if ((long long)m->seq <= rx->last[m->ack])
@@ -938,11 +979,11 @@ static int wait_drained(struct kstat *k, double timeout_s)
 }
 
 static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, int read_live,
-		 struct rx *rx, struct kstat *k0, struct kstat *k1, struct burst_req *res)
+		 struct rx *rx, struct kstat *k0, struct kstat *k1, struct cnbus_test_burst *res)
 {
 	struct cn_sock *c = open_sock(0, 0);
-	unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
-	struct burst_req req = { .count = count, .flags = flags, .len = len };
+	unsigned char buf[CN_MSG_SIZE(sizeof(struct cnbus_test_burst))];
+	struct cnbus_test_burst req = { .count = count, .flags = flags, .len = len };
 	struct cn_message rep;
 	struct cn_msg *m;
 	pthread_t th;
@@ -956,13 +997,13 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 	CHECK(c && rx->s, "cn_open");
 	r = cn_set_rcvbuf(rx->s, rcvbuf);
 	CHECK(r > 0, "rcvbuf %d", r);
-	CHECK(cn_join(rx->s, T_IDX) == 0, "join");
+	CHECK(cn_join(rx->s, CNBUS_TEST_IDX) == 0, "join");
 	CHECK(wait_drained(k0, 60) == 0, "not drained before");
 	if (read_live) {
 		CHECK(pthread_create(&th, NULL, rx_thread, rx) == 0, "pthread_create");
 		started = 1;
 	}
-	m = cn_msg_init(buf, sizeof(buf), T_IDX, T_BURST, &req, sizeof(req));
+	m = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_BURST, &req, sizeof(req));
 	r = cn_request(c, m, 0, CN_MATCH_STRICT, 600000, &rep);
 	CHECK(r == 0, "burst request %d", r);
 	CHECK(rep.msg->len == sizeof(*res), "reply len");
@@ -992,7 +1033,7 @@ out:
 static int t_cbus_burst(uint32_t flags, unsigned int count)
 {
 	struct kstat k0, k1;
-	struct burst_req res;
+	struct cnbus_test_burst res;
 	struct rx rx;
 	uint64_t ins, sent, direct, dropped;
 	int rc;
@@ -1006,14 +1047,15 @@ static int t_cbus_burst(uint32_t flags, unsigned int count)
 	dropped = k1.dropped - k0.dropped;
 	info("burst %u x %u cpus%s: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64
 	     " dropped %" PRIu64 " received %" PRIu64 " overruns %" PRIu64 " order breaks %" PRIu64,
-	     count, res.cpus, flags & T_BURST_HARDIRQ ? " (hard IRQ)" : "", ins, sent, direct,
-	     dropped, rx.got, rx.overruns, rx.order_breaks);
+	     count, res.cpus, flags & CNBUS_TEST_BURST_HARDIRQ ? " (hard IRQ)" : "", ins, sent,
+	     direct, dropped, rx.got, rx.overruns, rx.order_breaks);
 	CHECK(res.cpus == (uint32_t)ncpus, "cpus %u", res.cpus);
 	CHECK(res.inserted + res.refused == (uint64_t)count * res.cpus, "reply counts");
-	CHECK(res.refused == 0, "refused %" PRIu64, res.refused);
-	CHECK(ins == res.inserted, "inserted %" PRIu64 " reply %" PRIu64, ins, res.inserted);
+	CHECK(res.refused == 0, "refused %" PRIu64, (uint64_t)res.refused);
+	CHECK(ins == res.inserted, "inserted %" PRIu64 " reply %" PRIu64, ins,
+	      (uint64_t)res.inserted);
 	CHECK(ins == sent + direct + dropped, "accounting");
-	if (!(flags & T_BURST_HARDIRQ))
+	if (!(flags & CNBUS_TEST_BURST_HARDIRQ))
 		CHECK(dropped == 0, "dropped in process context");
 	if (rx.overruns)
 		CHECK(rx.got < sent + direct, "overrun reported but all arrived");
@@ -1034,7 +1076,7 @@ static int t_cbus_burst_process(void)
 
 static int t_cbus_burst_hardirq(void)
 {
-	return t_cbus_burst(T_BURST_HARDIRQ, 3000);
+	return t_cbus_burst(CNBUS_TEST_BURST_HARDIRQ, 3000);
 }
 
 /*
@@ -1047,12 +1089,12 @@ static int t_cbus_mixed_sizes(void)
 	enum { COUNT = 300, LEN = 700 };
 	uint32_t flags;
 	struct kstat k0, k1;
-	struct burst_req res;
+	struct cnbus_test_burst res;
 	struct rx rx = { 0 };
 	uint64_t ins, sent, direct, dropped;
 	int rc = 0;
 
-	for (flags = 0; flags <= T_BURST_HARDIRQ; flags++) {
+	for (flags = 0; flags <= CNBUS_TEST_BURST_HARDIRQ; flags++) {
 		rc = burst(COUNT, flags, LEN, 64 << 20, 1, &rx, &k0, &k1, &res);
 		if (rc)
 			goto out;
@@ -1066,7 +1108,7 @@ static int t_cbus_mixed_sizes(void)
 		     flags ? "hard IRQ" : "process", ins, sent, direct, dropped, rx.got, rx.big,
 		     LEN, rx.bad_payload, rx.order_breaks);
 		CHECK(res.refused == 0 && ins == res.inserted && ins == (uint64_t)COUNT * res.cpus,
-		      "inserted %" PRIu64 " refused %" PRIu64, ins, res.refused);
+		      "inserted %" PRIu64 " refused %" PRIu64, ins, (uint64_t)res.refused);
 		CHECK(ins == sent + direct + dropped, "accounting");
 		CHECK(!rx.overruns && rx.got == sent + direct, "received %" PRIu64 " of %" PRIu64,
 		      rx.got, sent + direct);
@@ -1085,7 +1127,7 @@ out:
 static int t_cbus_overrun_reported(void)
 {
 	struct kstat k0, k1;
-	struct burst_req res;
+	struct cnbus_test_burst res;
 	struct cn_message m;
 	struct cn_stats st;
 	struct rx rx;
@@ -1104,7 +1146,7 @@ static int t_cbus_overrun_reported(void)
 		}
 		if (r)
 			break;
-		if (m.msg->id.val == T_BURST)
+		if (m.msg->id.val == CNBUS_TEST_BURST)
 			got++;
 	}
 	CHECK(r == -EAGAIN, "last recv %d", r);
@@ -1195,6 +1237,7 @@ struct fault_shared {
 
 static unsigned int fault_n = 20000;
 static unsigned int fault_seed = 20260703;
+static int fault_nobody; /* the blasters run as nobody (uid 65534) */
 
 /* Read and discard whatever came back (echo replies, acks). */
 static void drain_fd(int fd)
@@ -1211,10 +1254,12 @@ static int fault_child(int k, unsigned int n, struct fault_shared *sh, int ready
 	struct nlmsghdr *h = (struct nlmsghdr *)raw;
 	struct cn_msg *m = NLMSG_DATA(h);
 	unsigned int seed = fault_seed + (unsigned int)k * 7919u, i;
-	int fd = raw_open();
 	size_t len, plen, j;
-	int kind;
+	int kind, fd;
 
+	if (fault_nobody && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
+		return 3;
+	fd = raw_open();
 	if (fd < 0)
 		return 1;
 	for (i = 0; i < n; i++) {
@@ -1222,7 +1267,8 @@ static int fault_child(int k, unsigned int n, struct fault_shared *sh, int ready
 		plen = (size_t)(rand_r(&seed) % 512);
 		switch (kind) {
 		case FK_ECHO:
-			len = raw_build(raw, T_IDX, rand_r(&seed) & 1 ? T_ECHO_A : T_ECHO_B,
+			len = raw_build(raw, CNBUS_TEST_IDX,
+					rand_r(&seed) & 1 ? CNBUS_TEST_ECHO_A : CNBUS_TEST_ECHO_B,
 					(uint16_t)plen, plen,
 					rand_r(&seed) & 1 ? NLM_F_REQUEST | NLM_F_ACK : 0, i);
 			break;
@@ -1242,17 +1288,18 @@ static int fault_child(int k, unsigned int n, struct fault_shared *sh, int ready
 			h->nlmsg_type = NLMSG_DONE;
 			break;
 		case FK_TRUNC: /* nlmsg_len beyond the datagram */
-			len = raw_build(raw, T_IDX, T_ECHO_A, (uint16_t)plen, plen, 0, i);
+			len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A, (uint16_t)plen,
+					plen, 0, i);
 			h->nlmsg_len = (uint32_t)len + 4 + (uint32_t)rand_r(&seed) % 60000;
 			break;
 		case FK_BADLEN: /* cn_msg.len larger than the payload */
-			len = raw_build(raw, T_IDX, T_ECHO_A,
+			len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A,
 					(uint16_t)(plen + 1 + (size_t)rand_r(&seed) % 100), plen, 0,
 					i);
 			break;
 		case FK_OVERSIZE:
 			plen = (size_t)rand_r(&seed) % 20000;
-			len = raw_build(raw, T_IDX, T_ECHO_A,
+			len = raw_build(raw, CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A,
 					(uint16_t)(16385 + rand_r(&seed) % (65536 - 16385)), plen,
 					0, i);
 			break;
@@ -1393,7 +1440,7 @@ static int t_fault_blaster(void)
 		struct cn_sock *s = open_sock(0, 0);
 
 		CHECK(s, "cn_open");
-		r = echo_round_trips(s, T_ECHO_A, 100);
+		r = echo_round_trips(s, CNBUS_TEST_ECHO_A, 100);
 		cn_close(s);
 		CHECK(r == 0, "echo after the blast");
 	}
@@ -1408,6 +1455,17 @@ out:
 	if (sh != MAP_FAILED)
 		munmap(sh, sizeof(*sh));
 	return rc;
+}
+
+/* The same blast from unprivileged processes. */
+static int t_fault_blaster_nobody(void)
+{
+	int r;
+
+	fault_nobody = 1;
+	r = t_fault_blaster();
+	fault_nobody = 0;
+	return r;
 }
 
 /* Unload cnbus_test while echo requests and a burst are running. */
@@ -1426,7 +1484,7 @@ static int t_unload_in_flight(void)
 			continue;
 		close(ready[0]);
 		struct cn_sock *s = open_sock(0, 0);
-		unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
+		unsigned char buf[CN_MSG_SIZE(sizeof(struct cnbus_test_burst))];
 		struct cn_message rep;
 		struct cn_msg *m;
 
@@ -1436,7 +1494,8 @@ static int t_unload_in_flight(void)
 			unsigned int fails = 0, n;
 
 			for (n = 0; n < 100000 && fails < 3; n++) {
-				m = cn_msg_init(buf, sizeof(buf), T_IDX, T_ECHO_A, "x", 2);
+				m = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A,
+						"x", 2);
 				if (cn_request(s, m, 0, CN_MATCH_STRICT, 300, &rep))
 					fails++;
 				if (n == 10 && write(ready[1], "e", 1) != 1)
@@ -1444,11 +1503,12 @@ static int t_unload_in_flight(void)
 			}
 			_exit(n > 10 ? 0 : 3);
 		} else {
-			struct burst_req req = { .count = 20000 };
+			struct cnbus_test_burst req = { .count = 20000 };
 
 			if (write(ready[1], "b", 1) != 1)
 				_exit(2);
-			m = cn_msg_init(buf, sizeof(buf), T_IDX, T_BURST, &req, sizeof(req));
+			m = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_BURST, &req,
+					sizeof(req));
 			cn_send(s, m, 0); /* runs the burst in this process */
 			_exit(0);
 		}
@@ -1510,16 +1570,17 @@ static int t_unload_cnbus_in_flight(void)
 	CHECK(kid >= 0, "fork");
 	if (!kid) {
 		struct cn_sock *s = open_sock(0, 0), *l = open_sock(CN_OPEN_NONBLOCK, 0);
-		unsigned char buf[CN_MSG_SIZE(sizeof(struct burst_req))];
-		struct burst_req req = { .count = 20000 };
+		unsigned char buf[CN_MSG_SIZE(sizeof(struct cnbus_test_burst))];
+		struct cnbus_test_burst req = { .count = 20000 };
 		struct cn_msg *m;
 
 		close(ready[0]);
-		if (!s || !l || cn_set_rcvbuf(l, 64 << 20) < 0 || cn_join(l, T_IDX))
+		if (!s || !l || cn_set_rcvbuf(l, 64 << 20) < 0 || cn_join(l, CNBUS_TEST_IDX))
 			_exit(1);
 		if (write(ready[1], "b", 1) != 1)
 			_exit(2);
-		m = cn_msg_init(buf, sizeof(buf), T_IDX, T_BURST, &req, sizeof(req));
+		m = cn_msg_init(buf, sizeof(buf), CNBUS_TEST_IDX, CNBUS_TEST_BURST, &req,
+				sizeof(req));
 		cn_send(s, m, 0); /* the burst runs in this process */
 		_exit(0);	  /* closes both sockets */
 	}
@@ -1618,6 +1679,7 @@ int main(int argc, char **argv)
 	run("group_two_subscribers", t_group_two_subscribers, argc, argv);
 	run("unknown_id_refused", t_unknown_id_refused, argc, argv);
 	run("echo_concurrent", t_echo_concurrent, argc, argv);
+	run("send_ack", t_send_ack, argc, argv);
 	run("multi_message_datagram", t_multi_message_datagram, argc, argv);
 	run("malformed_blaster", t_malformed_blaster, argc, argv);
 	run("cbus_timer_order", t_cbus_timer_order, argc, argv);
@@ -1632,6 +1694,13 @@ int main(int argc, char **argv)
 	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
+	run("fault_blaster_nobody", t_fault_blaster_nobody, argc, argv);
+	/* hostile.c */
+	run("counters_add_up", t_hostile_counters_add_up, argc, argv);
+	run("notify_flood", t_hostile_notify_flood, argc, argv);
+	run("stalled_receiver", t_hostile_stalled_receiver, argc, argv);
+	run("unit_refused", t_hostile_unit_refused, argc, argv);
+	run("burst_unbounded", t_hostile_burst_unbounded, argc, argv);
 	run("unload_in_flight", t_unload_in_flight, argc, argv);
 	run("unload_cnbus_in_flight", t_unload_cnbus_in_flight, argc, argv);
 

@@ -170,6 +170,22 @@ if [ -x /bin/cnctl ]; then
 		rc=$?
 		/bin/cnctl kmod --json | grep -q '"notify_count":0,'
 		tap $((rc + $?)) "notify: SIGTERM exits 0 and removes the request (exit $rc)" /tmp/n.err
+
+		# notify as nobody (uid 65534): kmod refuses the request (no
+		# CAP_NET_ADMIN) and says so in its answer to that request
+		# (CN_SEND_ACK): "permission denied", exit 3.
+		mkdir -p /etc
+		grep -q '^nobody:' /etc/passwd 2>/dev/null ||
+			echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
+		grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
+		su -s /bin/sh nobody -c 'id -u; /bin/cnctl notify --idx 0x123 --val 0x456 --group 7 --timeout 2000' >/tmp/n.out 2>/tmp/n.err
+		rc=$?
+		sed 's/^/# cnctl notify (nobody): /' /tmp/n.out /tmp/n.err
+		[ $rc = 3 ] && [ "$(cat /tmp/n.out)" = 65534 ] &&
+			grep -q '^cnctl: permission denied: kmod answered the notification request with EPERM' /tmp/n.err
+		tap $? "notify as uid 65534: kmod's answer EPERM, exit 3 (exit $rc)" /tmp/n.err
+		/bin/cnctl kmod --json | grep -q '"notify_count":0,'
+		tap $? "notify as uid 65534: no request added"
 	else
 		echo "not ok - cnctl: insmod cnbus_test"
 	fi

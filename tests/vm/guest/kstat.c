@@ -32,9 +32,10 @@ int kstat_get(struct kstat *ks)
 	ks->version[sizeof(ks->version) - 1] = '\0';
 	ks->received = info->received;
 	ks->dispatched = info->dispatched;
-	/* Same order in both enums; the attribute ids start at SHORT. */
+	ks->reply_dropped = info->reply_dropped;
+	/* Same order in both enums (src/kmod.c asserts it). */
 	for (i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
-		ks->refused[CNBUS_REFUSED_A_SHORT + i] = info->refused[i];
+		ks->refused[CNBUS_REFUSED_A_FIRST + i] = info->refused[i];
 	for (i = 0; i < info->ncallbacks && i < KSTAT_MAX_CBS; i++) {
 		ks->cb[i].idx = info->callbacks[i].idx;
 		ks->cb[i].val = info->callbacks[i].val;
@@ -70,7 +71,8 @@ uint64_t kstat_refused_total(const struct kstat *ks)
 	uint64_t t = 0;
 	int i;
 
-	for (i = 0; i <= CNBUS_REFUSED_A_MAX; i++)
-		t += ks->refused[i];
+	for (i = CNBUS_REFUSED_A_FIRST; i <= CNBUS_REFUSED_A_MAX; i++)
+		if (i != CNBUS_REFUSED_A_CBUS_SHUTDOWN)
+			t += ks->refused[i];
 	return t;
 }

@@ -20,13 +20,13 @@ struct kstat_cpu {
 
 struct kstat_cb {
 	uint32_t idx, val;
-	char name[32];
+	char name[CNBUS_NAME_MAX];
 };
 
 struct kstat {
 	uint32_t unit, groups, max_notify, notify_count, cbus_qlen;
-	char version[32];
-	uint64_t received, dispatched;
+	char version[CNBUS_VERSION_MAX];
+	uint64_t received, dispatched, reply_dropped;
 	uint64_t refused[CNBUS_REFUSED_A_MAX + 1];
 	unsigned int ncpus;
 	struct kstat_cpu cpu[KSTAT_MAX_CPUS];
@@ -39,7 +39,8 @@ struct kstat {
 /* Query kmod through libcn (cn_kmod_query). Returns 0 or -errno. */
 int kstat_get(struct kstat *ks);
 
-/* Sum of all refusal counters. */
+/* Sum of the refusals of received messages (all but CBUS_SHUTDOWN, a
+ * refused cnbus_insert()): received == dispatched + this. */
 uint64_t kstat_refused_total(const struct kstat *ks);
 
 #endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * vmtest.h - what the guest test files share (cnbus_vmtest.c has the test
+ * table and main(); hostile.c the hostile-user tests).
+ */
+#ifndef CNBUS_VMTEST_H
+#define CNBUS_VMTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <libcn.h>
+
+/* Fail the current test (rc = 1, goto out) unless cond holds. */
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("#   FAILED %s:%d: %s: ", __FILE__, __LINE__, #cond);               \
+			printf(__VA_ARGS__);                                                       \
+			printf("\n");                                                              \
+			fflush(stdout);                                                            \
+			rc = 1;                                                                    \
+			goto out;                                                                  \
+		}                                                                                  \
+	} while (0)
+
+extern const char *test_ko; /* path of cnbus_test.ko; cnbus.ko is next to it */
+extern int unit;	    /* kmod's netlink unit */
+extern int ncpus;
+
+__attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
+double now_s(void);
+int mod_load(const char *params); /* cnbus_test.ko */
+int mod_unload(const char *name);
+int module_loaded(const char *name);
+int reload_test_module(const char *params);
+struct cn_sock *open_sock(int flags, int rcvbuf);
+int recv_id(struct cn_sock *s, uint32_t idx, uint32_t val, int timeout_ms, struct cn_message *out);
+int raw_open(void);
+int raw_send(int fd, const void *buf, size_t len);
+int raw_wait_ack(int fd, uint32_t seq);
+size_t raw_build(void *buf, uint32_t idx, uint32_t val, uint16_t len_field, size_t plen,
+		 uint16_t nlflags, uint32_t seq);
+
+/* hostile.c */
+int t_hostile_counters_add_up(void);
+int t_hostile_notify_flood(void);
+int t_hostile_stalled_receiver(void);
+int t_hostile_unit_refused(void);
+int t_hostile_burst_unbounded(void);
+
+#endif
