@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include <libcn.h>
+#include <libcn/kmod.h>
 
 int main(int argc, char **argv)
 {
@@ -20,7 +21,7 @@ int main(int argc, char **argv)
 	} u;
 	struct cn_message reply;
 	struct cn_msg *req;
-	struct cn_sock *s = cn_kmod_open(NULL);
+	struct cn_sock *s = cn_bus_open(NULL);
 	int r;
 
 	if (!s) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <libcn.h>
+#include <libcn/kmod.h>
 
 int main(int argc, char **argv)
 {
@@ -24,7 +25,7 @@ int main(int argc, char **argv)
 	} u;
 	struct cn_notification n;
 	struct cn_message in;
-	struct cn_sock *s = cn_kmod_open(NULL);
+	struct cn_sock *s = cn_bus_open(NULL);
 	struct cn_msg *ctl;
 
 	if (!s) {

@@ -71,11 +71,6 @@ int main(void)
 	e = (struct epoll_event){ .events = EPOLLIN, .data.fd = sfd };
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &e);
 
-	/*
-	 * Events that arrived while cn_proc_listen waited for the kernel's ack
-	 * are kept inside libcn and do not make the fd readable: take them now.
-	 */
-	drain(s);
 	while (running) {
 		int n = epoll_wait(ep, ready, 2, -1);
 

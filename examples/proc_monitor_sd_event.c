@@ -52,8 +52,6 @@ int main(void)
 	    sd_event_add_signal(loop, NULL, SIGINT, NULL, NULL) < 0 ||
 	    sd_event_add_signal(loop, NULL, SIGTERM, NULL, NULL) < 0)
 		return 1;
-	/* Exits kept while cn_proc_listen waited for its ack don't make the fd readable. */
-	on_readable(NULL, cn_fd(s), EPOLLIN, s);
 	sd_event_loop(loop);
 	sd_event_unref(loop);
 	cn_close(s);

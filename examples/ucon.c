@@ -5,7 +5,7 @@
  *
  * Joins group IDX, sends COUNT (default 3) text messages to id IDX.VAL and
  * prints every message that arrives, with its genealogy. Without -u it uses
- * the unit kmod reports (cn_kmod_open).
+ * the unit kmod reports (cn_bus_open).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <libcn.h>
+#include <libcn/kmod.h>
 
 int main(int argc, char **argv)
 {
@@ -37,7 +38,7 @@ int main(int argc, char **argv)
 	if (argc - optind > 2)
 		count = atoi(argv[optind + 2]);
 
-	s = unit >= 0 ? cn_open(unit, NULL) : cn_kmod_open(NULL);
+	s = unit >= 0 ? cn_open(unit, NULL) : cn_bus_open(NULL);
 	if (!s) {
 		fprintf(stderr, "ucon: open: %s\n", strerror(errno));
 		return 1;

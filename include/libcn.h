@@ -6,6 +6,12 @@
  *   - Functions returning int return >= 0 on success or -errno on failure,
  *     and leave errno set to the same (positive) value. Functions returning
  *     pointers return NULL with errno set.
+ *   - Success is 0, or, for calls that may store fewer results than asked
+ *     for, the number stored (cn_recv_batch, cn_async_complete,
+ *     cn_proc_handle: 1 or 0). Flags and yes/no answers have calls of their
+ *     own (cn_proc_filter, cn_proc_kernel_filters, cn_is_reply).
+ *   - Timeouts in milliseconds mean the same everywhere: < 0 no limit, 0 do
+ *     not wait (use only what has arrived already), > 0 wait that long.
  *   - -ENOBUFS always means "the socket overran and messages were lost".
  *     No other failure is reported as -ENOBUFS.
  *   - Messages live in caller buffers or in the socket's own receive buffer;
@@ -42,6 +48,25 @@ extern "C" {
 #define CN_EXPORT
 #endif
 
+/* The version of this header. LIBCN_VERSION compares as a number:
+ * #if LIBCN_VERSION >= LIBCN_VERSION_NUM(0, 2, 0). */
+#define LIBCN_VERSION_MAJOR	   0
+#define LIBCN_VERSION_MINOR	   1
+#define LIBCN_VERSION_PATCH	   0
+#define LIBCN_VERSION_NUM(a, b, c) (((a) << 16) | ((b) << 8) | (c))
+#define LIBCN_VERSION                                                                              \
+	LIBCN_VERSION_NUM(LIBCN_VERSION_MAJOR, LIBCN_VERSION_MINOR, LIBCN_VERSION_PATCH)
+#define LIBCN_VERSION_STRING "0.1.0"
+
+/* The version of the library running (LIBCN_VERSION of the header it was
+ * built from), which may be newer than the header a program was built with. */
+CN_EXPORT unsigned int cn_version(void);
+
+/* Declare an options struct `name` of type `struct type` with its size set
+ * and the given fields, e.g. CN_OPTS(cn_open_opts, o, .flags = CN_OPEN_NONBLOCK);
+ * (the other fields are zero, which means their default). */
+#define CN_OPTS(type, name, ...) struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
 /* ------------------------------------------------------------------------ */
 /* Sockets                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -59,9 +84,12 @@ struct cn_sock;
 #define CN_OPEN_PKTINFO	   0x4u /* groups from NETLINK_PKTINFO (any group number) */
 
 /*
- * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts),
- * then set what you need; fields left at 0 take the default. The size comes
- * first so the struct can grow without breaking older callers.
+ * Options for cn_open. Zero-initialise, set .sz = sizeof(struct cn_open_opts)
+ * (or declare it with CN_OPTS), then set what you need; fields left at 0 take
+ * the default. The size comes first so the struct can grow: a program built
+ * with an older, smaller struct passes its smaller sz; one built with a newer,
+ * larger struct is accepted by an older library when the bytes it does not
+ * know are all zero, refused with E2BIG otherwise. sz 0 (forgotten) is EINVAL.
  */
 struct cn_open_opts {
 	size_t sz;	  /* sizeof(struct cn_open_opts) */
@@ -79,6 +107,8 @@ struct cn_open_opts {
  * (port 0): the kernel refuses unicast to it from any other port (the sender
  * gets ECONNREFUSED), and small messages to the kernel are sent with send().
  * Returns the socket, or NULL with errno set (EINVAL for bad options,
+ * including opts->sz 0 or too small to hold .flags; E2BIG for a larger
+ * opts->sz with nonzero bytes beyond this version's struct;
  * EPROTONOSUPPORT when the kernel has no such netlink unit, ENOMEM, ...).
  * The caller owns the socket and frees it with cn_close.
  */
@@ -221,14 +251,16 @@ CN_EXPORT int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned 
 
 /* Counters kept by a socket since it was opened. */
 struct cn_stats {
-	uint64_t messages;  /* messages delivered to the caller */
-	uint64_t datagrams; /* datagrams read from the kernel */
-	uint64_t overruns;  /* ENOBUFS / NLMSG_OVERRUN reports */
-	uint64_t malformed; /* datagrams or messages refused as malformed */
-	uint64_t foreign;   /* datagrams skipped: sent by a non-kernel port */
-	uint64_t kept;	    /* messages kept in the backlog during cn_request */
-	uint64_t kept_lost; /* messages lost because the backlog was full */
-	uint64_t syscalls;  /* receive system calls made */
+	uint64_t messages;    /* messages delivered to the caller */
+	uint64_t datagrams;   /* datagrams read from the kernel */
+	uint64_t overruns;    /* ENOBUFS / NLMSG_OVERRUN reports */
+	uint64_t malformed;   /* datagrams or messages refused as malformed */
+	uint64_t foreign;     /* datagrams skipped: sent by a non-kernel port */
+	uint64_t kept;	      /* messages kept in the backlog during cn_request */
+	uint64_t kept_lost;   /* messages lost because the backlog was full */
+	uint64_t syscalls;    /* receive system calls made */
+	uint64_t reserved[8]; /* 0: room for counters a later version adds
+				 without changing the struct's size */
 };
 
 /* Copy the socket's counters into *st. Returns 0 or -EINVAL. */
@@ -264,7 +296,11 @@ CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
 
 /*
  * Send `req` (as cn_send with `flags`) and wait up to `timeout_ms`
- * milliseconds (< 0: forever) for its reply under `policy`. The time counts
+ * milliseconds (< 0: forever; 0: take only a reply that is there already)
+ * for its reply under `policy`. A request to the proc connector
+ * ({CN_IDX_PROC, CN_VAL_PROC} on NETLINK_CONNECTOR), which answers through
+ * its multicast group only, joins group CN_IDX_PROC first if the socket has
+ * not (the caller leaves it with cn_leave or cn_proc_ignore). The time counts
  * from the moment nothing more is queued: messages already waiting on the
  * socket (and the handler's time for each) come first, so a call can last
  * that long plus `timeout_ms`.
@@ -391,12 +427,13 @@ enum cn_proc_what {
 	 CN_PROC_COMM | CN_PROC_NONZERO_EXIT | CN_PROC_COREDUMP | CN_PROC_EXIT)
 
 /* A decoded proc event. Fields not used by an event type are 0 (padding
- * bytes are not written). */
+ * and reserved bytes are not written). See cn_proc_listen(3) for each
+ * field. */
 struct cn_proc_event {
 	enum cn_proc_what what;
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
-	uint64_t timestamp_ns; /* nanoseconds since boot */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC nanoseconds (the kernel's ktime_get_ns) */
 	pid_t pid;	       /* thread the event is about (fork: the child) */
 	pid_t tgid;	       /* its process (thread group) id */
 	pid_t parent_pid;      /* fork, exit, coredump: the parent */
@@ -410,6 +447,9 @@ struct cn_proc_event {
 	uint32_t ack;	      /* cn_msg.ack (for matching LISTEN acks) */
 	char comm[17];	      /* comm: new name, NUL-terminated */
 	uint32_t lost_before; /* cn_proc_recv: events lost on this CPU just before it */
+	/* Room for fields a later version adds without changing the struct's
+	 * size (callers allocate it): not written, do not read. */
+	uint64_t reserved[4];
 };
 
 /*
@@ -444,11 +484,20 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
  * events queued before the filtered LISTEN, which follows an unfiltered
  * one that is acked; CN_PROC_NONZERO_EXIT without CN_PROC_EXIT means exits
  * with a non-zero status only). cn_recv returns messages unfiltered.
- * `timeout_ms` bounds each wait for an ack.
- * Returns 1 if the kernel filters, 0 if only libcn filters (or no filter was
- * asked), or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the kernel
- * has no proc connector; the kernel's ack error, e.g. -EPERM).
- * Per-CPU sequence tracking starts afresh.
+ * `timeout_ms` bounds each wait for an ack (< 0: no limit, but the filter
+ * probe waits 1000 ms at most; 0: send the LISTEN and wait for nothing, so
+ * neither the connector's presence nor an error is known, and the kernel
+ * filter is used only if an earlier probe found it).
+ * On a socket not subscribed yet, what arrived while the acks were awaited
+ * (acks, events from before the subscription) is dropped: nothing is left
+ * pending that poll cannot see, and per-CPU loss tracking starts at the ack.
+ * On a socket already subscribed (a second cn_proc_listen to change the
+ * mask) events that arrived meanwhile are kept for the next receive call
+ * (cn_pending counts them; they do not make the fd readable).
+ * Returns 0, or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the
+ * kernel has no proc connector; the kernel's ack error, e.g. -EPERM).
+ * cn_proc_filter tells how the mask is applied. Per-CPU sequence tracking
+ * starts afresh.
  */
 CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
 
@@ -459,9 +508,24 @@ CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
  */
 CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
+/* cn_proc_filter flags */
+#define CN_PROC_FILTER_USER 0x1 /* libcn drops events outside the mask */
+#define CN_PROC_FILTER_KERNEL                                                                      \
+	0x2 /* the kernel filters too: its filtered events leave
+				     gaps in the per-CPU sequences, so lost_before and
+				     cn_proc_stats.lost count nothing (overruns still do) */
+
+/* How the mask of the last cn_proc_listen is applied: 0 (every event type
+ * asked, no filter) or CN_PROC_FILTER_* flags; -EINVAL for a NULL socket. */
+CN_EXPORT int cn_proc_filter(const struct cn_sock *s);
+
 /* Does the running kernel filter proc events per socket? 1 yes, 0 no,
  * -errno if the probe could not run. Probes once per process (see
- * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR. */
+ * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR; later
+ * calls return the result at once. timeout_ms bounds each wait for an ack
+ * (< 0: 1000 ms, since a kernel without filters never answers the probe;
+ * 0: no probe, -EAGAIN if none ran yet). Acks kept meanwhile are dropped
+ * on a socket that has not subscribed (see cn_proc_listen). */
 CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
 
 /*
@@ -474,7 +538,9 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * the overrun (-ENOBUFS) that caused them.
  * Messages of other ids are skipped. Events outside cn_proc_listen's mask
  * are skipped (after being tracked).
- * Returns 0, or a negative error as cn_recv (-ENOBUFS: overrun; call again).
+ * Returns 0 with *ev filled (it always stores one event, like cn_recv), or
+ * a negative error as cn_recv (-EAGAIN with CN_RECV_DONTWAIT or a
+ * non-blocking socket; -ENOBUFS: overrun, call again).
  * A datagram holding one proc event from the kernel (what the proc connector
  * sends) is decoded in place, without the generic receive layers.
  */
@@ -482,8 +548,9 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
 
 /*
  * Decode and track one already received message (for cn_recv_batch loops).
- * Returns 1 if *ev is an event for the caller, 0 if it should be skipped
- * (other id, an ack, or a type outside cn_proc_listen's mask), or -errno as
+ * Returns the number of events stored for the caller: 1 (*ev is one), 0 (the
+ * message is to be skipped: another id, an ack, or a type outside
+ * cn_proc_listen's mask; *ev may still carry lost_before), or -errno as
  * cn_proc_decode.
  */
 CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
@@ -502,10 +569,166 @@ struct cn_proc_stats {
 	 * backlog overflow and a socket overrun during one cn_request) share
 	 * it, so overruns may exceed the -ENOBUFS returns. */
 	uint64_t overruns;
+	uint64_t reserved[4]; /* 0: room for counters a later version adds */
 };
 
 /* Copy the proc counters. Returns 0 or -EINVAL. */
 CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
+
+/* ------------------------------------------------------------------------ */
+/* Process tracker: a table of live processes kept from proc events          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Netlink cannot deliver reliably: after an overrun (-ENOBUFS) or a per-CPU
+ * gap (cn_proc_event.lost_before) some forks, execs and exits were never
+ * seen. The tracker keeps the set of live tasks (processes and, unless told
+ * not to, their threads) from the events it is given, and resynchronizes by
+ * rescanning /proc when the caller says events were lost, reporting what
+ * changed while it was blind. Its memory is allocated once (opts.max_entries);
+ * applying an event allocates nothing. Not thread-safe: one thread at a time.
+ *
+ * Typical loop (see cn_proc_tracker(3)):
+ *   t = cn_proc_tracker_new(NULL);  cn_proc_listen(s, 0, 1000);
+ *   cn_proc_tracker_sync(t, NULL, NULL);        (the initial table)
+ *   for (;;) {
+ *           r = cn_proc_recv(s, &ev, 0);
+ *           if (r == -ENOBUFS) cn_proc_tracker_lost(t);
+ *           else if (r == 0) e = cn_proc_tracker_event(t, &ev);
+ *           if (cn_proc_tracker_needs_sync(t)) cn_proc_tracker_sync(t, fn, arg);
+ *   }
+ */
+struct cn_proc_tracker;
+
+/*
+ * cn_proc_entry.flags:
+ *   THREAD      a thread, not its process's main thread (pid != tgid)
+ *   FORK        its fork (or clone) was seen: start_ns is that event's time
+ *   EXEC        an exec was seen: exec_ns is the last one's time
+ *   SCANNED     found in /proc, not by an event: start_ns comes from its
+ *               /proc start time (clock-tick resolution)
+ *   STALE_COMM  an exec was seen, but the task was gone before its new name
+ *               could be read: comm is the name from before the exec
+ *   VANISHED    only on an exit's entry: the last sync reported the task
+ *               vanished (it ended while /proc was read) and its exit event
+ *               came after all
+ */
+#define CN_PROC_ENTRY_THREAD	 0x1u
+#define CN_PROC_ENTRY_FORK	 0x2u
+#define CN_PROC_ENTRY_EXEC	 0x4u
+#define CN_PROC_ENTRY_SCANNED	 0x8u
+#define CN_PROC_ENTRY_STALE_COMM 0x10u
+#define CN_PROC_ENTRY_VANISHED	 0x20u
+
+/* One live task. Owned by the tracker (the struct may grow at its end). */
+struct cn_proc_entry {
+	pid_t pid;	   /* thread id (the process id for a main thread) */
+	pid_t tgid;	   /* process (thread group) id */
+	pid_t ppid;	   /* parent process id; for a thread, its process's parent */
+	uint32_t flags;	   /* CN_PROC_ENTRY_* */
+	uint64_t start_ns; /* CLOCK_MONOTONIC ns (as cn_proc_event.timestamp_ns) it started */
+	uint64_t exec_ns;  /* CLOCK_MONOTONIC ns of its last exec; 0: none seen */
+	char comm[16];	   /* task name (comm), NUL-terminated */
+};
+
+/* cn_proc_tracker_opts.flags */
+#define CN_PROC_TRACKER_NO_THREADS 0x1u /* track processes only (fewer entries, faster scans) */
+
+/* Options for cn_proc_tracker_new: zero them, set .sz (see cn_open_opts). */
+struct cn_proc_tracker_opts {
+	size_t sz;	       /* sizeof(struct cn_proc_tracker_opts) */
+	uint32_t flags;	       /* CN_PROC_TRACKER_* */
+	uint32_t max_entries;  /* tasks kept at most; 0: 65536. Beyond it tasks are
+				 not stored and counted in stats.dropped */
+	const char *proc_root; /* procfs to scan; NULL: "/proc" */
+};
+
+/*
+ * Create an empty tracker (fill it with cn_proc_tracker_sync). Allocates its
+ * whole table now: about 80 bytes per max_entries. Returns NULL with errno
+ * EINVAL (bad options), ENOENT (no proc_root), ENOMEM. Free with
+ * cn_proc_tracker_free.
+ */
+CN_EXPORT struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *opts);
+
+/* Free the tracker and what it owns. NULL is accepted. */
+CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
+
+/*
+ * Apply one event: fork adds the child (comm and start from the event and
+ * its parent), exec renames it (reading /proc/PID/comm at once), comm
+ * renames, exit removes it; uid, gid, sid, ptrace and coredump change
+ * nothing. An event with lost_before != 0 marks the tracker as needing a
+ * sync (it still applies the event).
+ * Returns the entry the event is about, after the change; for exit, the
+ * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
+ * last sync had reported it vanished: a task that ended during the scan,
+ * whose exit was not lost after all). The pointer stays valid until the
+ * next call that changes the tracker. NULL: the event is about no task (an
+ * ack), or the task is unknown (not seen since the last sync: an exit, or a
+ * fork whose entry did not fit), with errno ENOENT.
+ */
+CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
+							    const struct cn_proc_event *ev);
+
+/* The entry of task `pid`, or NULL (errno ENOENT). Valid until the next call
+ * that changes the tracker. */
+CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_find(const struct cn_proc_tracker *t,
+							   pid_t pid);
+
+/* Iterate: the entry after `prev` (NULL: the first), or NULL at the end.
+ * The order is unspecified; do not change the tracker while iterating. */
+CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t,
+							   const struct cn_proc_entry *prev);
+
+/* Tell the tracker that events were lost without a per-CPU trace (a receive
+ * call returned -ENOBUFS): cn_proc_tracker_needs_sync becomes 1. */
+CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
+
+/* 1 if events were lost since the last sync (cn_proc_tracker_lost, or an
+ * event with lost_before), else 0. */
+CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
+
+/* What a sync found changed while the tracker was blind. */
+enum cn_proc_change {
+	CN_PROC_APPEARED = 1, /* in /proc, not in the table: its fork was missed */
+	CN_PROC_VANISHED = 2, /* in the table, not in /proc: its exit was missed */
+};
+
+/* Called by cn_proc_tracker_sync for each change; `e` is valid during the
+ * call only. A task whose pid was reused while blind shows as VANISHED
+ * (the old one) then APPEARED (the new one). */
+typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_change change,
+				  void *arg);
+
+/*
+ * Rescan /proc and make the table equal to it: tasks not in the table are
+ * added (APPEARED), entries whose task is gone are removed (VANISHED), names
+ * and parents of the others are refreshed. A vanished entry is kept aside
+ * until the next sync, in case its exit event arrives after all (see
+ * cn_proc_tracker_event); it is not found or iterated. fn may be NULL. Events received
+ * after the sync may predate it; applying them afterwards is still right
+ * (an exit removes, a fork of a task already gone is removed by its exit
+ * that follows). Best called once the socket is drained, not on every loss.
+ * Returns the number of changes reported (>= 0) or -errno (the table is
+ * then unchanged, and needs_sync stays set).
+ */
+CN_EXPORT int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg);
+
+/* Counters of a tracker. */
+struct cn_proc_tracker_stats {
+	uint64_t entries;     /* tasks in the table now */
+	uint64_t events;      /* events applied */
+	uint64_t syncs;	      /* cn_proc_tracker_sync calls that completed */
+	uint64_t appeared;    /* tasks reported APPEARED, over all syncs but the first */
+	uint64_t vanished;    /* tasks reported VANISHED, over all syncs */
+	uint64_t dropped;     /* tasks not stored: the table was full */
+	uint64_t reserved[4]; /* 0; room for counters a later version adds */
+};
+
+/* Copy the counters. Returns 0 or -EINVAL. */
+CN_EXPORT int cn_proc_tracker_stats(const struct cn_proc_tracker *t,
+				    struct cn_proc_tracker_stats *st);
 
 /* ------------------------------------------------------------------------ */
 /* Notification requests (kmod's {-1,-1} control protocol, libcn/proto.h)    */
@@ -555,84 +778,7 @@ CN_EXPORT int cn_notify_decode(const struct cn_msg *msg, struct cn_notification 
  * cn_ctl_msg, -EBADMSG otherwise. */
 CN_EXPORT int cn_notify_validate(const void *data, size_t len);
 
-/* ------------------------------------------------------------------------ */
-/* kmod (cnbus.ko): discovery and counters over generic netlink              */
-/* ------------------------------------------------------------------------ */
-
-#define CN_KMOD_NAME_MAX      32
-#define CN_KMOD_MAX_CALLBACKS 128
-#define CN_KMOD_MAX_CPUS      256
-
-/* A callback registered with kmod. */
-struct cn_kmod_callback {
-	uint32_t idx, val;
-	char name[CN_KMOD_NAME_MAX];
-};
-
-/* CBUS counters of one CPU. Once its queue is drained,
- * inserted == sent + sent_direct + dropped. */
-struct cn_kmod_cpu {
-	uint32_t cpu;
-	uint32_t queued;      /* in the queue now */
-	uint64_t inserted;    /* accepted by cnbus_insert */
-	uint64_t sent;	      /* sent by the CPU's worker */
-	uint64_t sent_direct; /* sent at once because the queue was full */
-	uint64_t dropped;     /* accepted but never sent */
-};
-
-/* Why kmod refused incoming messages (index into cn_kmod_info.refused). */
-enum cn_kmod_refusal {
-	CN_KMOD_REFUSED_SHORT,	       /* shorter than nlmsghdr + cn_msg */
-	CN_KMOD_REFUSED_TRUNCATED,     /* nlmsg_len beyond the datagram */
-	CN_KMOD_REFUSED_BAD_LEN,       /* nlmsg_len disagrees with cn_msg.len */
-	CN_KMOD_REFUSED_OVERSIZE,      /* cn_msg.len > CONNECTOR_MAX_MSG_SIZE */
-	CN_KMOD_REFUSED_NO_CALLBACK,   /* no callback for the id */
-	CN_KMOD_REFUSED_NOTIFY_INVAL,  /* malformed notification request */
-	CN_KMOD_REFUSED_NOTIFY_PERM,   /* notification request without CAP_NET_ADMIN */
-	CN_KMOD_REFUSED_NOTIFY_FULL,   /* the bound on notification requests was reached */
-	CN_KMOD_REFUSED_CBUS_SHUTDOWN, /* CBUS insert while unloading */
-	CN_KMOD_REFUSED_NOTIFY_EXISTS, /* the same notification request is held already */
-	CN_KMOD_REFUSED_NOTIFY_NOENT,  /* a notification removal matched no request */
-	CN_KMOD_REFUSED_NOMEM,	       /* kmod had no memory to handle the message */
-	CN_KMOD_REFUSED_COUNT
-};
-
-/* What kmod reports about itself. */
-struct cn_kmod_info {
-	uint32_t unit; /* netlink unit to pass to cn_open */
-	char version[32];
-	uint32_t groups;       /* multicast groups of the unit */
-	uint32_t max_notify;   /* bound on notification requests */
-	uint32_t notify_count; /* notification requests held now */
-	uint32_t cbus_qlen;    /* bound on each per-CPU CBUS queue */
-	uint64_t received;     /* messages received from userspace */
-	uint64_t dispatched;   /* messages that reached a callback or took effect */
-	/* received == dispatched + the refused[] except CBUS_SHUTDOWN */
-	uint64_t refused[CN_KMOD_REFUSED_COUNT];
-	uint64_t reply_dropped; /* callback replies lost: the receiver's buffer was full */
-	int truncated;		/* more callbacks or CPUs than fit below */
-	uint32_t ncallbacks;
-	struct cn_kmod_callback callbacks[CN_KMOD_MAX_CALLBACKS];
-	uint32_t ncpus;
-	struct cn_kmod_cpu cpus[CN_KMOD_MAX_CPUS];
-};
-
-/*
- * Ask kmod for its unit, version, callbacks and counters (generic netlink
- * family "cnbus", resolved with libnl-genl-3). *info is caller memory (about
- * 17 KiB). Returns 0, -ENOENT when kmod is not loaded, -EPERM, -EIO, or
- * -EBADMSG for a reply that does not parse.
- */
-CN_EXPORT int cn_kmod_query(struct cn_kmod_info *info);
-
-/* Open a socket on the unit kmod reports (cn_kmod_query + cn_open).
- * Returns NULL with errno set (ENOENT: kmod not loaded). */
-CN_EXPORT struct cn_sock *cn_kmod_open(const struct cn_open_opts *opts);
-
-/* Parse one generic netlink reply to CNBUS_CMD_GET (what cn_kmod_query
- * uses; exposed for tests and fuzzing). Returns 0, -EBADMSG, or the -errno
- * of an NLMSG_ERROR. */
-CN_EXPORT int cn_kmod_parse_reply(const void *buf, size_t len, struct cn_kmod_info *info);
+/* cnbus.ko (kmod/): discovery and counters are in <libcn/kmod.h>. */
 
 #ifdef __cplusplus
 }

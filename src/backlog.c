@@ -116,3 +116,33 @@ void cn__backlog_put_back(struct cn_backlog *b, int r)
 	else
 		b->err = r;
 }
+
+void cn__backlog_filter(struct cn_backlog *b, int (*keep)(const struct cn_message *m, void *arg),
+			void *arg)
+{
+	size_t rd = b->rd, wr = b->rd, n = b->count;
+
+	/* Entries move only towards the front, so one pass in place. */
+	for (size_t i = 0; i < n; i++) {
+		struct cn_message m;
+		struct entry e;
+		size_t size;
+
+		memcpy(&e, b->buf + rd, sizeof(e));
+		size = ENTRY_ALIGN(sizeof(e) + e.size);
+		m.msg = (const struct cn_msg *)(b->buf + rd + sizeof(e));
+		m.port = e.port;
+		m.group = e.group;
+		if (keep(&m, arg)) {
+			if (wr != rd)
+				memmove(b->buf + wr, b->buf + rd, size);
+			wr += size;
+		} else {
+			b->count--;
+		}
+		rd += size;
+	}
+	b->wr = wr;
+	if (b->count == 0)
+		b->rd = b->wr = 0;
+}

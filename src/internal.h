@@ -56,7 +56,7 @@ struct cn_proc_cpu {
 	uint32_t seen_mask; /* all ones once the CPU delivered an event, else 0 */
 };
 
-/* Per-CPU sequence tracking for the proc connector (see proc.c). */
+/* Per-CPU sequence tracking for the proc connector (see proc_seq.c, proc_internal.h). */
 struct cn_proc_track {
 	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
 	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
@@ -64,6 +64,8 @@ struct cn_proc_track {
 	uint32_t user_skip; /* event types not wanted (~mask; 0: all wanted) */
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
+	int joined;	    /* in group CN_IDX_PROC (cn_join, cn_leave) */
+	int subscribed;	    /* cn_proc_listen succeeded, no cn_proc_ignore since */
 	struct cn_proc_stats st;
 };
 
@@ -228,6 +230,10 @@ int cn__backlog_take(struct cn_backlog *b, struct cn_message *out);
 /* Undo the report of a negative cn__backlog_take that could not be returned
  * yet: the next take returns it again. */
 void cn__backlog_put_back(struct cn_backlog *b, int r);
+/* Keep only the entries for which keep(m, arg) returns nonzero, in order;
+ * keep sees each entry once, oldest first. */
+void cn__backlog_filter(struct cn_backlog *b, int (*keep)(const struct cn_message *m, void *arg),
+			void *arg);
 /* Nothing kept and nothing to report? */
 static inline int cn__backlog_idle(const struct cn_backlog *b)
 {

@@ -284,6 +284,14 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 	if (!s || !req || !reply || (flags & ~REQUEST_FLAGS) ||
 	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
 		return cn_fail(EINVAL);
+	/* The proc connector answers through its group only (see DESIGN.md):
+	 * without it the request would just time out. */
+	if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC && !s->proc.joined &&
+	    s->unit == NETLINK_CONNECTOR) {
+		r = cn_join(s, CN_IDX_PROC);
+		if (r < 0)
+			return r;
+	}
 
 	keep_pending(s);
 	s->ack.done = 0; /* an earlier acked send's answer is not this one's */

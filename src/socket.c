@@ -11,6 +11,7 @@
 #include <netlink/socket.h>
 
 #include "internal.h"
+#include "opts.h"
 
 /* libnl returns its own -NLE_* codes; errno still holds the system's reason
  * when a system call failed, which is what our callers need. */
@@ -75,12 +76,18 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 	int err;
 
 	if (opts) {
-		if (opts->sz < offsetof(struct cn_open_opts, flags) + sizeof(opts->flags) ||
-		    opts->sz > sizeof(o)) {
+		/* sz 0 is a caller that forgot it (see CN_OPTS): refused, since
+		 * its size cannot be known. A larger struct is a newer caller:
+		 * accepted when it asks for nothing this version lacks. */
+		if (opts->sz < offsetof(struct cn_open_opts, flags) + sizeof(opts->flags)) {
 			errno = EINVAL;
 			return NULL;
 		}
-		memcpy(&o, opts, opts->sz);
+		if (cn__opts_tail_nonzero(opts, opts->sz, sizeof(o))) {
+			errno = E2BIG;
+			return NULL;
+		}
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
 	}
 	if (unit < 0 || unit >= MAX_LINKS ||
 	    (o.flags & ~(CN_OPEN_NONBLOCK | CN_OPEN_ANY_SENDER | CN_OPEN_PKTINFO)) ||
@@ -309,6 +316,9 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 			pktinfo_off(s);
 		return cn_fail(err);
 	}
+	/* cn_request to the proc connector joins for the caller when this is 0. */
+	if (group == CN_IDX_PROC && s->unit == NETLINK_CONNECTOR)
+		s->proc.joined = join;
 	return 0;
 }
 

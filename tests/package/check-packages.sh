@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Build the .deb packages with CPack, install them on this machine, use what
-# they installed (cnctl, pkg-config, find_package, man pages), then remove
-# them again. Needs root; exits 77 (skipped) otherwise.
-# Usage: check-packages.sh BUILD_DIR SOURCE_DIR
+# Build the .deb packages as a packager would (a build of its own with
+# -DCMAKE_INSTALL_PREFIX=/usr, CPack), fail on any lintian error, install
+# them on this machine, use what they installed (cnctl, pkg-config,
+# find_package, man pages, the shlibs/symbols dependency a consumer gets),
+# then remove them again. Needs root; exits 77 (skipped) otherwise.
+# Usage: check-packages.sh SOURCE_DIR
 set -euo pipefail
-build=$1
-src=$2
-if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null; then
-	echo "SKIP: needs root and dpkg"
+src=$1
+if [ "$(id -u)" -ne 0 ] || ! command -v dpkg >/dev/null || ! command -v lintian >/dev/null; then
+	echo "SKIP: needs root, dpkg and lintian (scripts/install-deps test)"
 	exit 77
 fi
 out=$(mktemp -d)
@@ -16,22 +17,61 @@ cleanup() {
 	rm -rf "$out"
 }
 trap cleanup EXIT
+fail() {
+	echo "FAIL: $*"
+	exit 1
+}
 
-(cd "$out" && cpack --config "$build/CPackConfig.cmake" -B "$out" >/dev/null)
-debs=("$out"/*.deb)
-[ ${#debs[@]} -eq 3 ] || { echo "FAIL: expected 3 packages, got ${#debs[@]}"; exit 1; }
+cmake -S "$src" -B "$out/build" -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	-DCN_BUILD_TESTS=OFF -DCN_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$out/build" -j2 --target cn cn_static cnctl man_pages deb_changelog >/dev/null
+(cd "$out" && cpack --config "$out/build/CPackConfig.cmake" -B "$out/debs" >/dev/null 2>&1)
+debs=("$out"/debs/*.deb)
+[ ${#debs[@]} -eq 3 ] || fail "expected 3 packages, got ${#debs[@]}"
+ddebs=("$out"/debs/libcn0-dbgsym_*.ddeb "$out"/debs/cnctl-dbgsym_*.ddeb)
+ls "${ddebs[@]}" >/dev/null || fail "no -dbgsym packages with the split debug symbols"
+
+# Lintian: no error on the packages, the -dbgsym ones too (warnings are printed).
+lintian --tag-display-limit 0 "${debs[@]}" "${ddebs[@]}" >"$out/lintian.txt" 2>&1 || true
+grep -v '^running with root' "$out/lintian.txt" || true
+errors=$(grep -c '^E:' "$out/lintian.txt" || true)
+[ "$errors" -eq 0 ] || fail "lintian: $errors errors"
+
+# Stripped: no .debug_info left in the shipped binaries; ldconfig runs
+# through a trigger, not maintainer scripts.
+dpkg-deb --ctrl-tarfile "$out"/debs/libcn0_*.deb | tar -t | grep -qx './triggers' ||
+	fail "libcn0 has no ldconfig trigger"
+dpkg-deb -x "$out"/debs/cnctl_*.deb "$out/x"
+dpkg-deb -x "$out"/debs/libcn0_*.deb "$out/x"
+for f in "$out"/x/usr/bin/cnctl "$out"/x/usr/lib/*/libcn.so.0.*; do
+	! readelf -S "$f" | grep -q '\.debug_info' || fail "$f is not stripped"
+done
+
 dpkg -i "${debs[@]}" >/dev/null
 
-cnctl --help | grep -q proc
-pkg-config --exists libcn
-cc -Wall -Werror "$src/tests/install/consumer.c" -o "$out/consumer" $(pkg-config --cflags --libs libcn)
+# The tool runs from the system libdir (no RUNPATH in a package).
+cnctl --version >/dev/null || fail "installed cnctl does not run"
+! readelf -d /usr/bin/cnctl | grep -q -e RPATH -e RUNPATH || fail "cnctl carries an RPATH"
+
+# pkg-config: plain paths (no /usr/lib/pkgconfig/../.. chains).
+flags=$(pkg-config --cflags --libs libcn)
+case $flags in *..*) fail "pkg-config paths are not clean: $flags" ;; esac
+pkg-config --variable=libdir libcn | grep -qx "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)" ||
+	fail "libdir is not the multiarch one: $(pkg-config --variable=libdir libcn)"
+
+cc -Wall -Werror "$src/tests/install/consumer.c" -o "$out/consumer" $flags
 "$out/consumer" | grep -qx "consumer: exit"
 cmake -S "$src/tests/install/cmake-consumer" -B "$out/cm" >/dev/null
 cmake --build "$out/cm" >/dev/null
 "$out/cm/consumer" | grep -qx "consumer: exit"
-[ -n "$(man -w cn_recv 2>/dev/null)" ] || [ -f /usr/share/man/man3/cn_recv.3 ] ||
-	{ echo "FAIL: man page cn_recv(3) not installed"; exit 1; }
+man -w cn_recv >/dev/null 2>&1 || fail "man page cn_recv(3) not installed"
+
+# A consumer's package gets a libcn0 dependency from libcn0's shlibs/symbols.
+mkdir -p "$out/shl/debian"
+printf 'Source: consumer\n\nPackage: consumer\nArchitecture: any\n' >"$out/shl/debian/control"
+deps=$(cd "$out/shl" && dpkg-shlibdeps -O "$out/consumer" 2>&1)
+echo "$deps" | grep -q 'libcn0 (>= ' || fail "no libcn0 dependency for a consumer: $deps"
 
 dpkg -r cnctl libcn-dev libcn0 >/dev/null
-[ ! -e /usr/lib/libcn.so.0 ] || { echo "FAIL: libcn0 left files behind"; exit 1; }
-echo "packages: $(cd "$out" && ls *.deb | tr '\n' ' ')installed, used and removed cleanly"
+! ls /usr/lib/*/libcn.so.0 >/dev/null 2>&1 || fail "libcn0 left files behind"
+echo "packages: $(cd "$out/debs" && ls *.deb | tr '\n' ' ')lintian: 0 errors; installed, used and removed cleanly"

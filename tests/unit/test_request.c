@@ -243,6 +243,32 @@ static void request_policies(void **state)
 	assert_int_equal(cn_pending(s), 1);
 }
 
+/* A request to the proc connector joins its group for the caller (its
+ * replies are multicast only; without the group it would time out), once. */
+static void request_to_proc_joins_group(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union buf u;
+	uint32_t op = 1; /* PROC_CN_MCAST_LISTEN */
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &op, 4);
+	struct cn_message reply;
+
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -ETIMEDOUT);
+	assert_int_equal(fake_calls.join, 1);
+	assert_int_equal(fake_calls.last_join, CN_IDX_PROC);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -ETIMEDOUT);
+	assert_int_equal(fake_calls.join, 1);
+	/* other ids: no join */
+	req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 0, &reply), -ETIMEDOUT);
+	assert_int_equal(fake_calls.join, 1);
+	/* a refused join is the error, not a timeout */
+	assert_int_equal(cn_leave(s, CN_IDX_PROC), 0);
+	fake_join_fail(EPERM);
+	req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &op, 4);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -EPERM);
+}
+
 static void request_timeout(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -533,6 +559,7 @@ int main(void)
 		T(request_with_handler),
 		T(request_policies),
 		T(request_timeout),
+		T(request_to_proc_joins_group),
 		T(request_overrun),
 		T(request_kernel_error),
 		T(request_send_fails),

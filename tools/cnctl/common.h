@@ -7,12 +7,14 @@
 #ifndef CNCTL_COMMON_H
 #define CNCTL_COMMON_H
 
+#include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 
 #include <libcn.h>
+#include <libcn/kmod.h>
 
 /* Exit codes (documented in `cnctl --help`). */
 #define CNCTL_EXIT_OK	   0 /* success, or stopped by SIGINT/SIGTERM or --count */
@@ -65,13 +67,40 @@ int cnctl_finish_output(void);
  * always valid JSON (and safe on a terminal). */
 void json_string(FILE *f, const char *s, size_t n);
 
+/* ---- options.c: the one table of every subcommand's options ---- */
+
+/* The subcommands, for options.c's table (which takes which option). */
+enum cnctl_cmd_id {
+	CNCTL_CMD_PROC,
+	CNCTL_CMD_SEND,
+	CNCTL_CMD_LISTEN,
+	CNCTL_CMD_REQUEST,
+	CNCTL_CMD_NOTIFY,
+	CNCTL_CMD_KMOD,
+};
+
+#define CNCTL_MAX_OPTIONS 40
+
+/* One subcommand's getopt_long tables, derived from options.c's table. */
+struct cnctl_getopt {
+	char shortopts[2 * CNCTL_MAX_OPTIONS + 2];
+	struct option longopts[CNCTL_MAX_OPTIONS + 1];
+};
+
+/* Fill g with the options cmd takes and reset getopt (optind = 1, its own
+ * messages off: cnctl_common_opt prints them). */
+void cnctl_getopt_init(struct cnctl_getopt *g, enum cnctl_cmd_id cmd);
+
+/* getopt_long over g's tables: an option's letter, ':' (missing value),
+ * '?' (unknown option) or -1 at the end of the options. */
+int cnctl_getopt(struct cnctl_getopt *g, int argc, char **argv);
+
 /* ---- opts.c: the options several subcommands share ---- */
 
 /* --unit/-u, --kmod/-k, --json/-j, --quiet/-q, --count/-n, --timeout/-t,
  * --rcvbuf/-r and --help/-h mean the same (and fail with the same message)
  * in every subcommand that takes them. A subcommand fills cmd, usage and the
- * defaults, lists the letters it takes in its getopt_long tables, handles
- * its own letters and passes every other result to cnctl_common_opt. */
+ * defaults, reads its options with cnctl_getopt, handles its own letters and passes every other result to cnctl_common_opt. */
 struct cnctl_opts {
 	const char *cmd;	/* the subcommand's name, for messages */
 	void (*usage)(FILE *f); /* prints the subcommand's --help */
@@ -135,7 +164,7 @@ int cnctl_msg_build(const char *cmd, const struct cnctl_msg_args *m, void *buf, 
 
 /* Open a socket for o->cmd on o->unit (>= 0), or when it is < 0 on the
  * kernel's connector (NETLINK_CONNECTOR) or, with o->kmod, on the unit kmod
- * reports (cn_kmod_query); with o->rcvbuf the receive buffer is set as
+ * reports (cn_bus_query); with o->rcvbuf the receive buffer is set as
  * cnctl_set_rcvbuf does. batch: cn_open_opts.batch (0: libcn's default).
  * Returns 0 with *out set, or an exit code after printing a one-line error. */
 int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out);
@@ -144,7 +173,7 @@ int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out)
  * net.core.rmem_max caps it. */
 void cnctl_set_rcvbuf(struct cn_sock *s, int bytes);
 
-/* Report a failure of cn_kmod_query (r < 0) and return the exit code. */
+/* Report a failure of cn_bus_query (r < 0) and return the exit code. */
 int cnctl_kmod_err(int r);
 
 /* Print a received message: a line "ID seq=.. ack=.. len=.. flags=..

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * kmod.c - `cnctl kmod`: what kmod (cnbus.ko) reports about itself over its
- * generic netlink family (cn_kmod_query): unit, version, bounds, callbacks,
+ * generic netlink family (cn_bus_query): unit, version, bounds, callbacks,
  * message counters, per-CPU CBUS counters and refusal counters.
  */
 #include <errno.h>
@@ -13,20 +13,20 @@
 
 #include "common.h"
 
-/* Names of the refusal counters, in enum cn_kmod_refusal order. */
-static const char *const refusal_names[CN_KMOD_REFUSED_COUNT] = {
-	[CN_KMOD_REFUSED_SHORT] = "short",
-	[CN_KMOD_REFUSED_TRUNCATED] = "truncated",
-	[CN_KMOD_REFUSED_BAD_LEN] = "bad_len",
-	[CN_KMOD_REFUSED_OVERSIZE] = "oversize",
-	[CN_KMOD_REFUSED_NO_CALLBACK] = "no_callback",
-	[CN_KMOD_REFUSED_NOTIFY_INVAL] = "notify_inval",
-	[CN_KMOD_REFUSED_NOTIFY_PERM] = "notify_perm",
-	[CN_KMOD_REFUSED_NOTIFY_FULL] = "notify_full",
-	[CN_KMOD_REFUSED_CBUS_SHUTDOWN] = "cbus_shutdown",
-	[CN_KMOD_REFUSED_NOTIFY_EXISTS] = "notify_exists",
-	[CN_KMOD_REFUSED_NOTIFY_NOENT] = "notify_noent",
-	[CN_KMOD_REFUSED_NOMEM] = "nomem",
+/* Names of the refusal counters, in enum cn_bus_refusal order. */
+static const char *const refusal_names[CN_BUS_REFUSED_COUNT] = {
+	[CN_BUS_REFUSED_SHORT] = "short",
+	[CN_BUS_REFUSED_TRUNCATED] = "truncated",
+	[CN_BUS_REFUSED_BAD_LEN] = "bad_len",
+	[CN_BUS_REFUSED_OVERSIZE] = "oversize",
+	[CN_BUS_REFUSED_NO_CALLBACK] = "no_callback",
+	[CN_BUS_REFUSED_NOTIFY_INVAL] = "notify_inval",
+	[CN_BUS_REFUSED_NOTIFY_PERM] = "notify_perm",
+	[CN_BUS_REFUSED_NOTIFY_FULL] = "notify_full",
+	[CN_BUS_REFUSED_CBUS_SHUTDOWN] = "cbus_shutdown",
+	[CN_BUS_REFUSED_NOTIFY_EXISTS] = "notify_exists",
+	[CN_BUS_REFUSED_NOTIFY_NOENT] = "notify_noent",
+	[CN_BUS_REFUSED_NOMEM] = "nomem",
 };
 
 /* clang-format off */
@@ -50,7 +50,7 @@ static void kmod_usage(FILE *f)
 		"               oversize, no_callback, notify_inval, notify_perm,\n"
 		"               notify_full, cbus_shutdown, notify_exists, notify_noent,\n"
 		"               nomem},\n"
-		"               truncated, callbacks [{idx, val, name}], cpus [{cpu,\n"
+		"               callbacks [{idx, val, name}], cpus [{cpu,\n"
 		"               queued, inserted, sent, sent_direct, dropped}]\n"
 		"  -h, --help   this help\n"
 		"\n"
@@ -59,7 +59,7 @@ static void kmod_usage(FILE *f)
 }
 /* clang-format on */
 
-static void print_json(const struct cn_kmod_info *in)
+static void print_json(const struct cn_bus_info *in)
 {
 	printf("{\"unit\":%u,\"version\":", in->unit);
 	json_string(stdout, in->version, sizeof(in->version));
@@ -68,20 +68,20 @@ static void print_json(const struct cn_kmod_info *in)
 	       in->groups, in->max_notify, in->notify_count, in->cbus_qlen,
 	       (unsigned long long)in->received, (unsigned long long)in->dispatched,
 	       (unsigned long long)in->reply_dropped);
-	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
+	for (int i = 0; i < CN_BUS_REFUSED_COUNT; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", refusal_names[i],
 		       (unsigned long long)in->refused[i]);
-	printf("},\"truncated\":%s,\"callbacks\":[", in->truncated ? "true" : "false");
-	for (uint32_t i = 0; i < in->ncallbacks && i < CN_KMOD_MAX_CALLBACKS; i++) {
-		const struct cn_kmod_callback *cb = &in->callbacks[i];
+	fputs("},\"callbacks\":[", stdout);
+	for (uint32_t i = 0; i < in->ncallbacks; i++) {
+		const struct cn_bus_callback *cb = &in->callbacks[i];
 
 		printf("%s{\"idx\":%u,\"val\":%u,\"name\":", i ? "," : "", cb->idx, cb->val);
 		json_string(stdout, cb->name, sizeof(cb->name));
 		putchar('}');
 	}
 	fputs("],\"cpus\":[", stdout);
-	for (uint32_t i = 0; i < in->ncpus && i < CN_KMOD_MAX_CPUS; i++) {
-		const struct cn_kmod_cpu *c = &in->cpus[i];
+	for (uint32_t i = 0; i < in->ncpus; i++) {
+		const struct cn_bus_cpu *c = &in->cpus[i];
 
 		printf("%s{\"cpu\":%u,\"queued\":%u,\"inserted\":%llu,\"sent\":%llu,"
 		       "\"sent_direct\":%llu,\"dropped\":%llu}",
@@ -92,7 +92,7 @@ static void print_json(const struct cn_kmod_info *in)
 	fputs("]}\n", stdout);
 }
 
-static void print_text(const struct cn_kmod_info *in)
+static void print_text(const struct cn_bus_info *in)
 {
 	printf("kmod %.*s on netlink unit %u (%u groups)\n", (int)sizeof(in->version), in->version,
 	       in->unit, in->groups);
@@ -101,53 +101,47 @@ static void print_text(const struct cn_kmod_info *in)
 	       (unsigned long long)in->reply_dropped);
 	printf("notification requests: %u of at most %u\n", in->notify_count, in->max_notify);
 	printf("callbacks: %u\n", in->ncallbacks);
-	for (uint32_t i = 0; i < in->ncallbacks && i < CN_KMOD_MAX_CALLBACKS; i++)
+	for (uint32_t i = 0; i < in->ncallbacks; i++)
 		printf("  0x%x.0x%x  %.*s\n", in->callbacks[i].idx, in->callbacks[i].val,
 		       (int)sizeof(in->callbacks[i].name), in->callbacks[i].name);
 	printf("cbus (queue bound %u per cpu):\n", in->cbus_qlen);
 	printf("  %4s %8s %12s %12s %12s %10s\n", "CPU", "QUEUED", "INSERTED", "SENT",
 	       "SENT_DIRECT", "DROPPED");
-	for (uint32_t i = 0; i < in->ncpus && i < CN_KMOD_MAX_CPUS; i++) {
-		const struct cn_kmod_cpu *c = &in->cpus[i];
+	for (uint32_t i = 0; i < in->ncpus; i++) {
+		const struct cn_bus_cpu *c = &in->cpus[i];
 
 		printf("  %4u %8u %12llu %12llu %12llu %10llu\n", c->cpu, c->queued,
 		       (unsigned long long)c->inserted, (unsigned long long)c->sent,
 		       (unsigned long long)c->sent_direct, (unsigned long long)c->dropped);
 	}
 	fputs("refused:", stdout);
-	for (int i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
+	for (int i = 0; i < CN_BUS_REFUSED_COUNT; i++)
 		printf(" %s=%llu", refusal_names[i], (unsigned long long)in->refused[i]);
 	putchar('\n');
-	if (in->truncated)
-		printf("(more callbacks or cpus than shown)\n");
 }
 
 int cnctl_kmod(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	static struct cn_kmod_info info; /* about 17 KiB */
+	struct cnctl_getopt g;
+	struct cn_bus_info *info;
 	struct cnctl_opts o = { .cmd = "kmod", .usage = kmod_usage, .unit = -1 };
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_KMOD);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		r = cnctl_common_opt(c, argv, &o);
 		if (r)
 			return r < 0 ? CNCTL_EXIT_OK : r;
 	}
 	if (optind < argc)
 		return cnctl_usage_err("kmod", "unexpected argument '%s'", argv[optind]);
-	r = cn_kmod_query(&info);
+	r = cn_bus_query(&info);
 	if (r < 0)
 		return cnctl_kmod_err(r);
 	if (o.json)
-		print_json(&info);
+		print_json(info);
 	else
-		print_text(&info);
+		print_text(info);
+	cn_bus_info_free(info);
 	return cnctl_finish_output();
 }

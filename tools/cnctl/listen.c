@@ -69,24 +69,11 @@ static void listen_usage(FILE *f)
 
 static int parse_opts(int argc, char **argv, struct listen_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "id", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "hex", no_argument, NULL, 'x' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "unit", required_argument, NULL, 'u' },
-		{ "kmod", no_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":i:n:t:xr:u:kjqh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_LISTEN);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'i':
 			if (o->nids >= LISTEN_MAX_IDS)

@@ -257,12 +257,13 @@ int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out)
 	char what[64];
 
 	if (unit < 0 && o->kmod) {
-		static struct cn_kmod_info info; /* about 17 KiB: not on the stack */
-		int r = cn_kmod_query(&info);
+		struct cn_bus_info *info;
+		int r = cn_bus_query(&info);
 
 		if (r < 0)
 			return cnctl_kmod_err(r);
-		unit = (int)info.unit;
+		unit = (int)info->unit;
+		cn_bus_info_free(info);
 	} else if (unit < 0) {
 		unit = NETLINK_CONNECTOR;
 	}

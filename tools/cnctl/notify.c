@@ -75,23 +75,11 @@ static int add_range(const char *opt, const char *arg, struct cn_range *r, unsig
 
 static int parse_opts(int argc, char **argv, struct notify_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "idx", required_argument, NULL, 'I' },
-		{ "val", required_argument, NULL, 'V' },
-		{ "group", required_argument, NULL, 'g' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "unit", required_argument, NULL, 'u' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
 	int have_group = 0, c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":I:V:g:n:t:u:jqh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_NOTIFY);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'I':
 			r = add_range("--idx", optarg, o->idx, &o->nidx);

@@ -6,6 +6,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common.h"
 
@@ -16,6 +17,11 @@ static int opt_err(const char *cmd, int c, char **argv)
 {
 	if (c == ':')
 		return cnctl_usage_err(cmd, "option '%s' needs a value", argv[optind - 1]);
+	/* getopt_long sets optopt to a known long option's letter when it was
+	 * given a value it does not take ("--hex=ab" for listen's --hex). */
+	if (optopt && strncmp(argv[optind - 1], "--", 2) == 0)
+		return cnctl_usage_err(cmd, "option '%.*s' takes no value",
+				       (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
 	if (optopt)
 		return cnctl_usage_err(cmd, "unknown option '-%c'", optopt);
 	return cnctl_usage_err(cmd, "unknown option '%s'", argv[optind - 1]);

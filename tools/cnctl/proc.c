@@ -6,8 +6,11 @@
  * The hot path reads batches of datagrams (cn_recv_batch, recvmmsg inside)
  * without waiting, decodes them with cn_proc_handle and prints into a large
  * stdout buffer; only when nothing more is pending does it flush and sleep in
- * ppoll. Loss is never silent: socket overruns and per-CPU sequence gaps are
- * reported on stderr as they happen and summed up at exit.
+ * ppoll. Every event goes through libcn's process tracker (names, parents,
+ * lifetimes); after loss, once the socket is drained, the tracker rescans
+ * /proc. Loss is never silent: socket overruns and per-CPU sequence gaps are
+ * reported on stderr at most once a second and summed up at exit.
+ * Line output is in proc_line.c, statistics and loss reports in proc_stats.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,68 +19,91 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libcn.h>
 
 #include "common.h"
+#include "proc.h"
 
 #define PROC_BATCH	       64	  /* messages (and datagrams) per receive call */
 #define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
 
-struct proc_opts {
-	struct cnctl_opts common; /* json, quiet, count, rcvbuf */
-	uint32_t mask;		  /* 0: every event type */
-	const char *events;	  /* as given, for messages */
-};
-
-struct proc_state {
-	uint64_t printed;
-	uint64_t lost;		    /* sum of per-CPU gaps reported */
-	uint64_t overruns;	    /* -ENOBUFS returned by the receive calls */
-	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC, for the table */
-};
+/* What the tracker needs to know every task's name and start. */
+#define PROC_TRACK_MASK (CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_EXIT | CN_PROC_COMM)
 
 /* clang-format off */
 static void proc_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: cnctl proc [--json] [--events LIST] [--count N] [--rcvbuf BYTES] [--quiet]\n"
+		"Usage: cnctl proc [--json] [--events LIST] [--stats] [--count N]\n"
+		"                  [--timeout SECONDS] [--time clock|iso|mono]\n"
+		"                  [--color auto|always|never] [--rcvbuf BYTES] [--quiet]\n"
 		"\n"
 		"Print process events (fork, exec, uid, gid, sid, ptrace, comm, coredump,\n"
-		"exit) from the kernel's proc connector as they happen, one line each.\n"
+		"exit) from the kernel's proc connector as they happen, one line each:\n"
+		"\n"
+		"  TIME  EVENT  PID  PPID  LIFETIME  PROCESS\n"
+		"\n"
+		"EVENT is clone for a new thread (fork for a new process). PROCESS is the\n"
+		"task's name; for exec the command line, read from /proc at once, or the\n"
+		"name in brackets when the process was gone before it could be read\n"
+		"([name?]: gone before its new name was known either). [?]: a task whose\n"
+		"start was not seen since cnctl started (events lost). LIFETIME, on exit\n"
+		"lines: from fork to exit; '>' from exec (the fork was not seen), '~' from\n"
+		"the start time in /proc (the task was running when cnctl started).\n"
+		"Non-zero exits are red on a terminal.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json           one JSON object per line instead of a table; keys:\n"
-		"                       event, cpu, seq, timestamp_ns (CLOCK_MONOTONIC), pid,\n"
-		"                       tgid, and per event: parent_pid, parent_tgid (fork,\n"
-		"                       exit, coredump); exit_code (raw wait status),\n"
-		"                       exit_signal, status (\"exited\" with exit_status, or\n"
-		"                       \"killed\" with term_signal, term_signal_name,\n"
-		"                       core_dumped) (exit); ruid, euid (uid); rgid, egid\n"
-		"                       (gid); comm (comm); tracer_pid, tracer_tgid,\n"
-		"                       ptrace_op (ptrace)\n"
+		"                       event, cpu, seq, timestamp_ns (CLOCK_MONOTONIC\n"
+		"                       nanoseconds, the kernel's ktime_get_ns), pid,\n"
+		"                       tgid, thread (true for threads), comm, and per\n"
+		"                       event: parent_pid, parent_tgid (fork, exit,\n"
+		"                       coredump), parent_comm (fork); argv (exec, when\n"
+		"                       still readable); exit_code (raw wait status),\n"
+		"                       exit_signal, status (\"exited\" with exit_status,\n"
+		"                       or \"killed\" with term_signal, term_signal_name,\n"
+		"                       core_dumped), lifetime_ns, lifetime_from (fork,\n"
+		"                       exec or scan) (exit); ruid, euid (uid); rgid, egid\n"
+		"                       (gid); comm (comm: the new name); tracer_pid,\n"
+		"                       tracer_tgid, ptrace_op (ptrace)\n"
 		"  -e, --events LIST    only these event types, comma-separated: fork, exec,\n"
 		"                       uid, gid, sid, ptrace, comm, coredump, exit,\n"
 		"                       nonzero_exit (exits with a non-zero status), all.\n"
-		"                       Filtered in the kernel where it can (Linux >= 6.6)\n"
-		"  -n, --count N        exit after printing N events\n"
+		"                       Filtered in the kernel where it can (Linux >= 6.6);\n"
+		"                       fork, exec, exit and comm are still received, for\n"
+		"                       names and lifetimes\n"
+		"  -S, --stats          at exit, a table per command: forks, clones, execs,\n"
+		"                       exits, failed (non-zero) exits and exits lost\n"
+		"  -n, --count N        exit after printing N events (1 to 2^64-1)\n"
+		"  -D, -t, --timeout SECONDS\n"
+		"                       exit after SECONDS (a decimal number; suffix ms, s,\n"
+		"                       m or h allowed, e.g. 500ms, 1.5, 2m)\n"
+		"  -T, --time FORMAT    the TIME column: clock (local time of day, the\n"
+		"                       default), iso (date and time with the UTC offset,\n"
+		"                       as ip -ts monitor), mono (seconds of CLOCK_MONOTONIC,\n"
+		"                       as JSON's timestamp_ns)\n"
+		"  -c, --color WHEN     auto (the default: on a terminal, unless NO_COLOR is\n"
+		"                       set or TERM is dumb), always or never\n"
 		"  -r, --rcvbuf BYTES   socket receive buffer (suffix K, M, G allowed); a\n"
 		"                       larger buffer rides out bursts (forced as root)\n"
-		"  -q, --quiet          no 'listening' line and no summary on stderr\n"
+		"  -q, --quiet          no 'listening' line, loss reports or summary on stderr\n"
 		"  -h, --help           this help\n"
 		"\n"
-		"Lost events are reported on stderr as they are detected (\"cnctl: lost N\n"
-		"events on cpu C\", \"cnctl: receive buffer overrun, events lost\"), and at\n"
-		"exit (--count reached, SIGINT, SIGTERM) a summary gives events printed,\n"
-		"events lost (per-CPU sequence gaps; not countable when the kernel filters)\n"
-		"and receive buffer overruns.\n"
+		"Lost events are reported on stderr at most once a second with exact\n"
+		"totals. After a loss cnctl rescans /proc, so names stay right, and counts\n"
+		"the exits it missed. At exit (--count, --timeout, SIGINT, SIGTERM) a\n"
+		"summary gives events printed, events lost (per-CPU sequence gaps; 'gaps\n"
+		"not tracked: kernel filter' when the kernel filters, since its filtered\n"
+		"events leave gaps too) and receive buffer overruns.\n"
 		"\n"
-		"Exit status: 0 ok (also after SIGINT/SIGTERM or --count), 1 runtime error,\n"
-		"2 usage error, 3 permission denied, 4 no proc connector in the kernel.\n");
+		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout), 1\n"
+		"runtime error, 2 usage error, 3 permission denied, 4 no proc connector.\n");
 }
 /* clang-format on */
 
@@ -100,22 +126,55 @@ static void bad_events_item(const char *list, char *item, size_t size)
 	}
 }
 
+/* A duration: a decimal number of seconds, or with a suffix ms, s, m, h.
+ * Returns milliseconds, or -1. */
+static int64_t parse_duration(const char *arg)
+{
+	static const struct {
+		const char *suffix;
+		double ms;
+	} units[] = { { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 } };
+	char *end;
+	double v;
+
+	if (!arg[0] || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
+		return -1;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || v < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix) == 0) {
+			double ms = v * units[i].ms;
+
+			/* Up to INT32_MAX ms (24 days), as poll takes. */
+			return ms <= INT32_MAX ? (int64_t)(ms + 0.5) : -1;
+		}
+	}
+	return -1;
+}
+
+static int color_wanted(const char *when)
+{
+	const char *term = getenv("TERM");
+
+	if (strcmp(when, "always") == 0)
+		return 1;
+	if (strcmp(when, "never") == 0)
+		return 0;
+	if (strcmp(when, "auto") != 0)
+		return -1;
+	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0;
+}
+
 static int parse_opts(int argc, char **argv, struct proc_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "events", required_argument, NULL, 'e' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
+	const char *color = "auto";
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":je:n:r:qh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_PROC);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'e':
 			o->events = optarg;
@@ -134,6 +193,40 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 				    item[0] ? item : optarg);
 			}
 			break;
+		case 'S':
+			o->stats = 1;
+			break;
+		case 'D':
+		case 't':
+			o->timeout_ms = parse_duration(optarg);
+			if (o->timeout_ms < 0)
+				return cnctl_usage_err("proc",
+						       "invalid --timeout value '%s': expected "
+						       "seconds (e.g. 10, 1.5, 500ms, 2m, 1h; at "
+						       "most 24 days)",
+						       optarg);
+			break;
+		case 'T':
+			if (strcmp(optarg, "clock") == 0)
+				o->time_fmt = PROC_TIME_CLOCK;
+			else if (strcmp(optarg, "iso") == 0)
+				o->time_fmt = PROC_TIME_ISO;
+			else if (strcmp(optarg, "mono") == 0)
+				o->time_fmt = PROC_TIME_MONO;
+			else
+				return cnctl_usage_err("proc",
+						       "invalid --time value '%s': expected "
+						       "clock, iso or mono",
+						       optarg);
+			break;
+		case 'c':
+			color = optarg;
+			if (color_wanted(optarg) < 0)
+				return cnctl_usage_err("proc",
+						       "invalid --color value '%s': expected auto, "
+						       "always or never",
+						       optarg);
+			break;
 		default:
 			r = cnctl_common_opt(c, argv, &o->common);
 			if (r)
@@ -142,154 +235,8 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 	}
 	if (optind < argc)
 		return cnctl_usage_err("proc", "unexpected argument '%s'", argv[optind]);
+	o->color = !o->common.json && color_wanted(color) > 0;
 	return 0;
-}
-
-static const char *signame(int sig, char *buf, size_t size)
-{
-	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
-
-	if (abbrev)
-		snprintf(buf, size, "SIG%s", abbrev);
-	else
-		snprintf(buf, size, "%d", sig);
-	return buf;
-}
-
-/* The exit event's details in the JSON line: the raw wait status decoded. */
-static void json_exit(FILE *f, const struct cn_proc_event *ev)
-{
-	int status = (int)ev->exit_code;
-	char sb[24];
-
-	fprintf(f, ",\"exit_code\":%u,\"exit_signal\":%d", ev->exit_code, (int)ev->exit_signal);
-	if (WIFEXITED(status)) {
-		fprintf(f, ",\"status\":\"exited\",\"exit_status\":%d", WEXITSTATUS(status));
-	} else if (WIFSIGNALED(status)) {
-		fprintf(f,
-			",\"status\":\"killed\",\"term_signal\":%d,\"term_signal_name\":\"%s\","
-			"\"core_dumped\":%s",
-			WTERMSIG(status), signame(WTERMSIG(status), sb, sizeof(sb)),
-			WCOREDUMP(status) ? "true" : "false");
-	} else {
-		fputs(",\"status\":\"unknown\"", f);
-	}
-}
-
-static void print_json(FILE *f, const struct cn_proc_event *ev)
-{
-	const char *name = cn_proc_what_name(ev->what);
-
-	fprintf(f, "{\"event\":\"%s\",", name);
-	if (strcmp(name, "unknown") == 0)
-		fprintf(f, "\"what\":%u,", (uint32_t)ev->what);
-	fprintf(f, "\"cpu\":%u,\"seq\":%u,\"timestamp_ns\":%llu,\"pid\":%d,\"tgid\":%d", ev->cpu,
-		ev->seq, (unsigned long long)ev->timestamp_ns, (int)ev->pid, (int)ev->tgid);
-	switch (ev->what) {
-	case CN_PROC_FORK:
-	case CN_PROC_COREDUMP:
-		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
-			(int)ev->parent_tgid);
-		break;
-	case CN_PROC_EXIT:
-		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
-			(int)ev->parent_tgid);
-		json_exit(f, ev);
-		break;
-	case CN_PROC_UID:
-		fprintf(f, ",\"ruid\":%u,\"euid\":%u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_GID:
-		fprintf(f, ",\"rgid\":%u,\"egid\":%u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_COMM:
-		fputs(",\"comm\":", f);
-		json_string(f, ev->comm, sizeof(ev->comm));
-		break;
-	case CN_PROC_PTRACE:
-		fprintf(f, ",\"tracer_pid\":%d,\"tracer_tgid\":%d,\"ptrace_op\":\"%s\"",
-			(int)ev->tracer_pid, (int)ev->tracer_tgid,
-			ev->tracer_pid ? "attach" : "detach");
-		break;
-	default:
-		break;
-	}
-	fputs("}\n", f);
-}
-
-static void print_header(FILE *f)
-{
-	fprintf(f, "%-15s %3s %-8s %7s %7s  %s\n", "TIME", "CPU", "EVENT", "PID", "TGID",
-		"DETAILS");
-}
-
-static void table_parent(FILE *f, const struct cn_proc_event *ev)
-{
-	if (ev->parent_pid == ev->parent_tgid)
-		fprintf(f, "  parent=%d", (int)ev->parent_pid);
-	else
-		fprintf(f, "  parent=%d(tgid %d)", (int)ev->parent_pid, (int)ev->parent_tgid);
-}
-
-static void print_table(FILE *f, const struct cn_proc_event *ev, const struct proc_state *st)
-{
-	int64_t ns = (int64_t)ev->timestamp_ns + st->realtime_offset_ns;
-	time_t secs = (time_t)(ns / 1000000000);
-	int status = (int)ev->exit_code;
-	struct tm tm;
-	char sb[24];
-
-	if (!localtime_r(&secs, &tm))
-		memset(&tm, 0, sizeof(tm));
-	fprintf(f, "%02d:%02d:%02d.%06ld %3u %-8s %7d %7d", tm.tm_hour, tm.tm_min, tm.tm_sec,
-		(long)((ns % 1000000000) / 1000), ev->cpu, cn_proc_what_name(ev->what),
-		(int)ev->pid, (int)ev->tgid);
-	switch (ev->what) {
-	case CN_PROC_FORK:
-	case CN_PROC_COREDUMP:
-		table_parent(f, ev);
-		break;
-	case CN_PROC_EXIT:
-		table_parent(f, ev);
-		if (WIFEXITED(status))
-			fprintf(f, " exited=%d", WEXITSTATUS(status));
-		else if (WIFSIGNALED(status))
-			fprintf(f, " killed=%s%s", signame(WTERMSIG(status), sb, sizeof(sb)),
-				WCOREDUMP(status) ? " (core dumped)" : "");
-		else
-			fprintf(f, " status=0x%x", ev->exit_code);
-		if ((int)ev->exit_signal != SIGCHLD)
-			fprintf(f, " exit_signal=%s",
-				(int)ev->exit_signal < 0
-				    ? "none(thread)"
-				    : signame((int)ev->exit_signal, sb, sizeof(sb)));
-		break;
-	case CN_PROC_UID:
-		fprintf(f, "  ruid=%u euid=%u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_GID:
-		fprintf(f, "  rgid=%u egid=%u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_COMM:
-		fputs("  comm=", f);
-		json_string(f, ev->comm, sizeof(ev->comm));
-		break;
-	case CN_PROC_PTRACE:
-		if (ev->tracer_pid)
-			fprintf(f, "  attach tracer=%d(tgid %d)", (int)ev->tracer_pid,
-				(int)ev->tracer_tgid);
-		else
-			fputs("  detach", f);
-		break;
-	case CN_PROC_SID:
-		fputs("  new session", f);
-		break;
-	default:
-		if (strcmp(cn_proc_what_name(ev->what), "unknown") == 0)
-			fprintf(f, "  what=0x%x", (uint32_t)ev->what);
-		break;
-	}
-	putc_unlocked('\n', f);
 }
 
 /* Flush stdout. Returns 0; 1 to stop quietly: the reader went away (EPIPE)
@@ -318,49 +265,78 @@ static int64_t realtime_offset(void)
 	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
-static void summary(struct cn_sock *s, const struct proc_state *st)
+/* Is ev one the user asked to see? (The socket may receive more: what the
+ * tracker needs.) */
+static int wanted(uint32_t mask, const struct cn_proc_event *ev)
 {
-	struct cn_proc_stats ps = { 0 };
+	uint32_t what = (uint32_t)ev->what;
 
-	/* Gaps: libcn's count (equal to the sum of the lost_before reported).
-	 * Overruns: counted here, because cn_proc_stats only counts those seen
-	 * by cn_proc_recv, not those returned by cn_recv_batch. */
-	if (cn_proc_stats(s, &ps) < 0 || ps.lost < st->lost)
-		ps.lost = st->lost;
-	if (ps.overruns < st->overruns)
-		ps.overruns = st->overruns;
-	fprintf(stderr, "cnctl: %llu events printed, %llu lost (per-CPU gaps), %llu overruns\n",
-		(unsigned long long)st->printed, (unsigned long long)ps.lost,
-		(unsigned long long)ps.overruns);
+	if (mask == 0 || (mask & what))
+		return 1;
+	return what == CN_PROC_EXIT && (mask & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
+}
+
+static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change, void *arg)
+{
+	struct proc_state *st = arg;
+
+	if (change == CN_PROC_VANISHED) {
+		st->vanished++;
+		proc_stats_vanished(st, e);
+	} else {
+		st->appeared++;
+	}
+}
+
+/* Make the tracker right again after loss (called once the socket is
+ * drained, so a storm costs one rescan per pause, not one per overrun). */
+static void resync(struct proc_state *st)
+{
+	uint64_t app = st->appeared, van = st->vanished;
+
+	if (cn_proc_tracker_sync(st->t, on_change, st) < 0)
+		return; /* kept as needing a sync: tried again next time */
+	st->resyncs++;
+	if (!st->o->common.quiet && st->resyncs <= 3)
+		cnctl_err("resynchronized with /proc after lost events: %llu tasks appeared, "
+			  "%llu vanished unseen%s",
+			  (unsigned long long)(st->appeared - app),
+			  (unsigned long long)(st->vanished - van),
+			  st->resyncs == 3 ? " (further resyncs: in the summary)" : "");
 }
 
 /* Handle one batch of messages. Returns 1 when --count is reached, else 0. */
-static int handle_batch(struct cn_sock *s, const struct cn_message *msgs, int n,
-			const struct proc_opts *o, struct proc_state *st)
+static int handle_batch(const struct cn_message *msgs, int n, struct proc_state *st)
 {
+	const struct proc_opts *o = st->o;
 	struct cn_proc_event ev;
 
 	for (int i = 0; i < n; i++) {
+		const struct cn_proc_entry *e, *pe = NULL;
 		int r;
 
 		/* cn_proc_handle leaves ev untouched for messages of other ids. */
 		ev.lost_before = 0;
-		r = cn_proc_handle(s, &msgs[i], &ev);
+		r = cn_proc_handle(st->s, &msgs[i], &ev);
 		if (r < 0) {
 			cnctl_err("malformed proc event skipped: %s", strerror(-r));
 			continue;
 		}
 		if (ev.lost_before) {
-			st->lost += ev.lost_before;
-			fprintf(stderr, "cnctl: lost %u events on cpu %u\n", ev.lost_before,
-				ev.cpu);
+			st->gaps += ev.lost_before;
+			st->unreported_gaps += ev.lost_before;
+			cn_proc_tracker_lost(st->t);
 		}
 		if (r == 0)
 			continue;
-		if (o->common.json)
-			print_json(stdout, &ev);
-		else
-			print_table(stdout, &ev, st);
+		e = cn_proc_tracker_event(st->t, &ev);
+		if (ev.what == CN_PROC_FORK)
+			pe = cn_proc_tracker_find(st->t,
+						  ev.pid != ev.tgid ? ev.tgid : ev.parent_pid);
+		proc_stats_event(st, &ev, e);
+		if (!wanted(o->mask, &ev))
+			continue;
+		proc_print_event(stdout, st, &ev, e, pe);
 		st->printed++;
 		if (o->common.count && st->printed >= o->common.count)
 			return 1;
@@ -386,22 +362,23 @@ static int flushed(int r)
 	return CNCTL_EXIT_ERROR;
 }
 
-static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *st)
+static int run(struct proc_state *st)
 {
+	const struct proc_opts *o = st->o;
 	struct cn_message msgs[PROC_BATCH];
 	int64_t last_flush = coarse_ms();
-	int fd = cn_fd(s);
+	int64_t deadline = o->timeout_ms >= 0 ? cnctl_now_ms() + o->timeout_ms : -1;
+	int fd = cn_fd(st->s);
 	int r;
 
 	if (!o->common.json)
-		print_header(stdout);
+		proc_print_header(stdout, o);
 	while (!cnctl_stop) {
-		int n = cn_recv_batch(s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
+		int n = cn_recv_batch(st->s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
+		int64_t now;
 
 		if (n > 0) {
-			int64_t now;
-
-			if (handle_batch(s, msgs, n, o, st))
+			if (handle_batch(msgs, n, st))
 				return flushed(flush_out()); /* --count reached */
 			/* Under a sustained stream the socket never runs dry:
 			 * still hand the reader what we have every so often. */
@@ -411,7 +388,17 @@ static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *
 				if (r)
 					return flushed(r);
 				last_flush = now;
+				proc_loss_report(st, 0);
+				if (deadline >= 0 && cnctl_now_ms() >= deadline)
+					break;
 			}
+			continue;
+		}
+		if (n == -ENOBUFS) {
+			/* Counted here, reported at most once a second. */
+			st->overruns++;
+			st->unreported_overruns++;
+			cn_proc_tracker_lost(st->t);
 			continue;
 		}
 		if (n != -EAGAIN) {
@@ -420,28 +407,36 @@ static int run(struct cn_sock *s, const struct proc_opts *o, struct proc_state *
 				return r;
 			continue;
 		}
-		/* Nothing pending: let the reader see what we have. */
+		/* Nothing pending: catch up with /proc if blind, let the
+		 * reader see what we have. */
+		if (cn_proc_tracker_needs_sync(st->t))
+			resync(st);
+		proc_loss_report(st, 0);
 		r = flush_out();
 		if (r)
 			return flushed(r);
-		r = cnctl_wait_readable(fd, -1);
+		now = cnctl_now_ms();
+		if (deadline >= 0 && now >= deadline)
+			break;
+		r = cnctl_wait_readable(fd, deadline >= 0 ? (int)(deadline - now) : -1);
 		last_flush = coarse_ms();
 		if (r < 0) {
 			cnctl_err("poll: %s", strerror(-r));
 			return CNCTL_EXIT_ERROR;
 		}
 	}
-	return flushed(flush_out()); /* stopped by SIGINT or SIGTERM */
+	return flushed(flush_out()); /* stopped by a signal or --timeout */
 }
 
 int cnctl_proc(int argc, char **argv)
 {
-	struct proc_opts o = { .common = { .cmd = "proc", .usage = proc_usage, .unit = -1 } };
-	struct proc_state st = { 0 };
+	struct proc_opts o = { .common = { .cmd = "proc", .usage = proc_usage, .unit = -1 },
+			       .timeout_ms = -1 };
+	struct proc_state st = { .o = &o };
 	struct cn_open_opts oo = { .sz = sizeof(oo), .batch = PROC_BATCH };
 	static char outbuf[PROC_STDOUT_BUF];
-	struct cn_sock *s;
-	int r, kf, ret;
+	uint32_t listen_mask;
+	int r, ret, filter;
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
@@ -452,43 +447,75 @@ int cnctl_proc(int argc, char **argv)
 		return r;
 
 	oo.rcvbuf = o.common.rcvbuf;
-	s = cn_open(NETLINK_CONNECTOR, &oo);
-	if (!s)
+	st.s = cn_open(NETLINK_CONNECTOR, &oo);
+	if (!st.s)
 		return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
-	cnctl_set_rcvbuf(s, o.common.rcvbuf);
+	cnctl_set_rcvbuf(st.s, o.common.rcvbuf);
+	st.t = cn_proc_tracker_new(NULL);
+	if (!st.t || proc_stats_init(&st) < 0) {
+		cnctl_err("process table: %s", strerror(errno));
+		ret = CNCTL_EXIT_ERROR;
+		goto out;
+	}
 
-	kf = cn_proc_listen(s, o.mask, PROC_LISTEN_TIMEOUT_MS);
-	if (kf < 0) {
-		if (cnctl_stop && kf == -EINTR) {
-			cn_close(s);
-			return CNCTL_EXIT_OK;
-		}
-		if (kf == -ETIMEDOUT) {
+	/* The tracker needs fork, exec, exit and comm whatever is printed. */
+	listen_mask = o.mask ? o.mask | PROC_TRACK_MASK : 0;
+	r = cn_proc_listen(st.s, listen_mask, PROC_LISTEN_TIMEOUT_MS);
+	if (r < 0) {
+		if (cnctl_stop && r == -EINTR) {
+			ret = CNCTL_EXIT_OK;
+		} else if (r == -ETIMEDOUT) {
 			cnctl_err("no proc connector in the kernel: no reply to "
 				  "PROC_CN_MCAST_LISTEN (CONFIG_PROC_EVENTS off, or not in the "
 				  "initial user/pid namespace)");
 			ret = CNCTL_EXIT_NOCONN;
 		} else {
-			ret = cnctl_connector_err("subscribing to proc events", -kf);
+			ret = cnctl_connector_err("subscribing to proc events", -r);
 		}
-		cn_close(s);
-		return ret;
+		goto out;
 	}
+	filter = cn_proc_filter(st.s);
+	st.kernel_filter = filter > 0 && (filter & CN_PROC_FILTER_KERNEL);
+	/* Listening first, then the scan: a task started in between is in
+	 * both, and the events that follow are applied on top. */
+	r = cn_proc_tracker_sync(st.t, NULL, NULL);
+	if (r < 0)
+		cnctl_err("reading /proc: %s (names appear as tasks start)", strerror(-r));
 	st.realtime_offset_ns = realtime_offset();
+	{
+		struct winsize ws;
+
+		/* The columns before PROCESS: time, event, pid, ppid, lifetime. */
+		size_t used = (o.time_fmt == PROC_TIME_ISO ? 32 : 15) + 37;
+
+		if (!o.common.json && isatty(STDOUT_FILENO) &&
+		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > used + 10)
+			st.width = ws.ws_col - used;
+	}
 	if (!o.common.quiet) {
 		const char *how = "";
 
-		/* As libcn: every type (with or without nonzero_exit) is no filter. */
-		if ((o.mask | CN_PROC_NONZERO_EXIT) != CN_PROC_ALL && o.mask)
-			how = kf ? ", filtered in the kernel" : ", filtered in userspace";
+		if (filter > 0)
+			how = st.kernel_filter ? ", filtered in the kernel"
+					       : ", filtered in userspace";
 		cnctl_err("listening for proc events (%s%s)", o.mask ? o.events : "all", how);
 	}
 
-	ret = run(s, &o, &st);
+	ret = run(&st);
 
-	cn_proc_ignore(s);
-	if (!o.common.quiet)
-		summary(s, &st);
-	cn_close(s);
+	cn_proc_ignore(st.s);
+	if (o.stats) {
+		proc_stats_print(stdout, &st);
+		if (ret == CNCTL_EXIT_OK)
+			ret = flushed(flush_out());
+	}
+	if (!o.common.quiet) {
+		proc_loss_report(&st, 1);
+		proc_summary(&st);
+	}
+out:
+	proc_stats_free(&st);
+	cn_proc_tracker_free(st.t);
+	cn_close(st.s);
 	return ret;
 }

@@ -70,27 +70,11 @@ struct request_opts {
 
 static int parse_opts(int argc, char **argv, struct request_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "hex", required_argument, NULL, 'x' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "match", required_argument, NULL, 'm' },
-		{ "seq", required_argument, NULL, 's' },
-		{ "ack", required_argument, NULL, 'a' },
-		{ "join", required_argument, NULL, 'g' },
-		{ "no-join", no_argument, NULL, 'J' },
-		{ "rcvbuf", required_argument, NULL, 'r' },
-		{ "unit", required_argument, NULL, 'u' },
-		{ "kmod", no_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":x:f:t:m:s:a:g:Jr:u:kjh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_REQUEST);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
 		case 'm':
 			if (strcmp(optarg, "strict") == 0)

@@ -44,22 +44,11 @@ static void send_usage(FILE *f)
 
 static int parse_opts(int argc, char **argv, struct cnctl_msg_args *m, struct cnctl_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "hex", required_argument, NULL, 'x' },
-		{ "file", required_argument, NULL, 'f' },
-		{ "seq", required_argument, NULL, 's' },
-		{ "ack", required_argument, NULL, 'a' },
-		{ "unit", required_argument, NULL, 'u' },
-		{ "kmod", no_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cnctl_getopt g;
 	int c, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":x:f:s:a:u:kjh", longopts, NULL)) != -1) {
+	cnctl_getopt_init(&g, CNCTL_CMD_SEND);
+	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		r = cnctl_msg_opt(c, argv, m, o);
 		if (r)
 			return r;

@@ -32,6 +32,7 @@
 
 #include <libcn.h>
 #include <libcn/cnbus_test.h>
+#include <libcn/kmod.h>
 
 #include "kstat.h"
 #include "vmtest.h"
@@ -152,11 +153,11 @@ static int t_kmod_info(void)
 	}
 	CHECK(found == 4, "found %u of the 4 test callbacks", found);
 	/* A socket on the unit kmod reports, found by libcn itself. */
-	s = cn_kmod_open(NULL);
-	CHECK(s, "cn_kmod_open: %s", strerror(errno));
-	CHECK(cn_unit(s) == unit, "cn_kmod_open unit %d", cn_unit(s));
+	s = cn_bus_open(NULL);
+	CHECK(s, "cn_bus_open: %s", strerror(errno));
+	CHECK(cn_unit(s) == unit, "cn_bus_open unit %d", cn_unit(s));
 	r = echo_round_trips(s, CNBUS_TEST_ECHO_B, 10);
-	CHECK(r == 0, "echo over cn_kmod_open");
+	CHECK(r == 0, "echo over cn_bus_open");
 out:
 	cn_close(s);
 	return rc;
@@ -240,8 +241,8 @@ static int t_example_module(void)
 		    !strcmp(k.cb[i].name, "cn_hello"))
 			found++;
 	CHECK(found == 1, "cn_hello callback listed %u times", found);
-	s = cn_kmod_open(NULL);
-	CHECK(s, "cn_kmod_open: %s", strerror(errno));
+	s = cn_bus_open(NULL);
+	CHECK(s, "cn_bus_open: %s", strerror(errno));
 	for (i = 0; i < 100; i++) {
 		int len = snprintf(text, sizeof(text), "world %u", i);
 

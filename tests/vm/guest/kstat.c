@@ -1,28 +1,26 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * kstat.c - cnbus.ko's report for the guest tests, read through libcn's
- * cn_kmod_query() (generic netlink family "cnbus").
+ * cn_bus_query() (generic netlink family "cnbus").
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <libcn.h>
+#include <libcn/kmod.h>
 
 #include "kstat.h"
 
 int kstat_get(struct kstat *ks)
 {
-	struct cn_kmod_info *info = calloc(1, sizeof(*info));
+	struct cn_bus_info *info;
 	unsigned int i;
 	int r;
 
 	memset(ks, 0, sizeof(*ks));
-	if (!info)
-		return -ENOMEM;
-	r = cn_kmod_query(info);
+	r = cn_bus_query(&info);
 	if (r)
-		goto out;
+		return r;
 	ks->unit = info->unit;
 	ks->groups = info->groups;
 	ks->max_notify = info->max_notify;
@@ -34,7 +32,7 @@ int kstat_get(struct kstat *ks)
 	ks->dispatched = info->dispatched;
 	ks->reply_dropped = info->reply_dropped;
 	/* Same order in both enums (src/kmod.c asserts it). */
-	for (i = 0; i < CN_KMOD_REFUSED_COUNT; i++)
+	for (i = 0; i < CN_BUS_REFUSED_COUNT; i++)
 		ks->refused[CNBUS_REFUSED_A_FIRST + i] = info->refused[i];
 	for (i = 0; i < info->ncallbacks && i < KSTAT_MAX_CBS; i++) {
 		ks->cb[i].idx = info->callbacks[i].idx;
@@ -59,10 +57,9 @@ int kstat_get(struct kstat *ks)
 		ks->queued += c->queued;
 	}
 	ks->ncpus = i;
-	if (info->truncated || i < info->ncpus)
+	if (ks->ncbs < info->ncallbacks || i < info->ncpus)
 		r = -E2BIG;
-out:
-	free(info);
+	cn_bus_info_free(info);
 	return r;
 }
 

@@ -36,7 +36,7 @@ struct kstat {
 	uint64_t inserted, sent, sent_direct, dropped, queued;
 };
 
-/* Query kmod through libcn (cn_kmod_query). Returns 0 or -errno. */
+/* Query kmod through libcn (cn_bus_query). Returns 0 or -errno. */
 int kstat_get(struct kstat *ks);
 
 /* Sum of the refusals of received messages (all but CBUS_SHUTDOWN, a

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc_internal.h - what libcn's proc connector files share: the wire
+ * layout of a proc event and its inline decoder, the event filter and the
+ * per-CPU sequence tracking used on the receive fast path (inline there:
+ * docs/PERFORMANCE.md counts every instruction per event).
+ *
+ * Facts these files rely on (DESIGN.md section 2, checked on Linux 6.18):
+ *  - an event's cn_msg.seq is a per-CPU counter and proc_event.cpu names the
+ *    CPU, so loss shows as a gap in one CPU's sequence;
+ *  - the ack to LISTEN/IGNORE keeps ack + 1 but gets a per-CPU seq too and
+ *    is multicast to every listener: it is matched on ack only;
+ *  - kernels >= 6.6 take an 8-byte struct proc_input {mcast_op, event_type}
+ *    and filter per socket; they also filter the ack of a filtered LISTEN
+ *    and of an IGNORE, so those are never awaited. Older kernels ignore
+ *    8-byte input silently.
+ */
+#ifndef LIBCN_PROC_INTERNAL_H
+#define LIBCN_PROC_INTERNAL_H
+
+#include <string.h>
+#include <linux/cn_proc.h>
+
+#include "internal.h"
+
+/* struct proc_input as in Linux >= 6.6 (<linux/cn_proc.h> here may be older). */
+struct cn_proc_input {
+	uint32_t mcast_op;
+	uint32_t event_type;
+};
+
+#define PROC_MSG_TIMEOUT_DEFAULT 1000
+
+/* The event types proper, without the NONZERO_EXIT qualifier. */
+#define PROC_TYPES (CN_PROC_ALL & ~(uint32_t)CN_PROC_NONZERO_EXIT)
+
+/* A field of the proc_event at p. In a received datagram the payload is only
+ * 4-byte aligned and proc_event has a 64-bit field, so it is not read
+ * through a struct proc_event pointer; memcpy compiles to one load. */
+#define PE(p, field)                                                                               \
+	pe_get((const uint8_t *)(p) + offsetof(struct proc_event, field),                          \
+	       sizeof(((struct proc_event *)0)->field))
+
+static inline uint64_t pe_get(const uint8_t *p, size_t size)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (size == sizeof(v64)) {
+		memcpy(&v64, p, sizeof(v64));
+		return v64;
+	}
+	memcpy(&v32, p, sizeof(v32));
+	return v32;
+}
+
+/* Two adjacent 32-bit fields of the proc_event at p, copied to two adjacent
+ * fields of a cn_proc_event with one 8-byte move. */
+#define PE_PAIR(dst, p, field)                                                                     \
+	memcpy(dst, (const uint8_t *)(p) + offsetof(struct proc_event, field), 2 * sizeof(uint32_t))
+
+#define CN_ADJACENT(type, a, b) (offsetof(type, b) == offsetof(type, a) + sizeof(uint32_t))
+_Static_assert(CN_ADJACENT(struct cn_proc_event, what, cpu) &&
+		   CN_ADJACENT(struct cn_proc_event, pid, tgid) &&
+		   CN_ADJACENT(struct cn_proc_event, parent_pid, parent_tgid) &&
+		   CN_ADJACENT(struct cn_proc_event, exit_code, exit_signal),
+	       "cn_proc_event pairs");
+_Static_assert(
+    CN_ADJACENT(struct proc_event, what, cpu) &&
+	CN_ADJACENT(struct proc_event, event_data.fork.child_pid, event_data.fork.child_tgid) &&
+	CN_ADJACENT(struct proc_event, event_data.exec.process_pid, event_data.exec.process_tgid) &&
+	CN_ADJACENT(struct proc_event, event_data.fork.parent_pid, event_data.fork.parent_tgid) &&
+	CN_ADJACENT(struct proc_event, event_data.exit.process_pid, event_data.exit.process_tgid) &&
+	CN_ADJACENT(struct proc_event, event_data.exit.exit_code, event_data.exit.exit_signal) &&
+	CN_ADJACENT(struct proc_event, event_data.exit.parent_pid, event_data.exit.parent_tgid),
+    "proc_event pairs");
+
+/*
+ * Fill *ev, all but lost_before (which the callers set), from msg, whose
+ * payload the caller checked holds a whole struct proc_event. Fields the
+ * event type does not use are 0, but the struct is not cleared as a whole
+ * first: a 96-byte memset compiles to rep stos here, 28 instructions per
+ * event, more than the raw loop spends decoding. The fields from tracer_pid
+ * on (fork uses none of them) are cleared with a few vector stores, the
+ * others per type; fork, exit and exec (what a storm is made of) are tested
+ * first, pairs of fields copied at once.
+ */
+static inline __attribute__((always_inline)) void cn__proc_decode_event(const struct cn_msg *msg,
+									struct cn_proc_event *ev)
+{
+	const uint8_t *pe = msg->data;
+	uint32_t what = (uint32_t)PE(pe, what);
+
+	memset(&ev->tracer_pid, 0,
+	       offsetof(struct cn_proc_event, lost_before) -
+		   offsetof(struct cn_proc_event, tracer_pid));
+	PE_PAIR(&ev->what, pe, what); /* and cpu */
+	ev->seq = msg->seq;
+	ev->timestamp_ns = PE(pe, timestamp_ns);
+	ev->ack = msg->ack;
+	if (what == PROC_EVENT_FORK) {
+		PE_PAIR(&ev->pid, pe, event_data.fork.child_pid);
+		PE_PAIR(&ev->parent_pid, pe, event_data.fork.parent_pid);
+		return;
+	}
+	if (what == PROC_EVENT_EXIT) {
+		PE_PAIR(&ev->pid, pe, event_data.exit.process_pid);
+		PE_PAIR(&ev->parent_pid, pe, event_data.exit.parent_pid);
+		PE_PAIR(&ev->exit_code, pe, event_data.exit.exit_code);
+		return;
+	}
+	ev->parent_pid = ev->parent_tgid = 0;
+	if (what == PROC_EVENT_EXEC) {
+		PE_PAIR(&ev->pid, pe, event_data.exec.process_pid);
+		return;
+	}
+	ev->pid = ev->tgid = 0;
+	switch (what) {
+	case PROC_EVENT_NONE:
+		ev->ack_err = (uint32_t)PE(pe, event_data.ack.err);
+		break;
+	case PROC_EVENT_UID:
+	case PROC_EVENT_GID:
+		ev->pid = (pid_t)PE(pe, event_data.id.process_pid);
+		ev->tgid = (pid_t)PE(pe, event_data.id.process_tgid);
+		ev->ruid = (uint32_t)PE(pe, event_data.id.r.ruid);
+		ev->euid = (uint32_t)PE(pe, event_data.id.e.euid);
+		break;
+	case PROC_EVENT_SID:
+		ev->pid = (pid_t)PE(pe, event_data.sid.process_pid);
+		ev->tgid = (pid_t)PE(pe, event_data.sid.process_tgid);
+		break;
+	case PROC_EVENT_PTRACE:
+		ev->pid = (pid_t)PE(pe, event_data.ptrace.process_pid);
+		ev->tgid = (pid_t)PE(pe, event_data.ptrace.process_tgid);
+		ev->tracer_pid = (pid_t)PE(pe, event_data.ptrace.tracer_pid);
+		ev->tracer_tgid = (pid_t)PE(pe, event_data.ptrace.tracer_tgid);
+		break;
+	case PROC_EVENT_COMM:
+		ev->pid = (pid_t)PE(pe, event_data.comm.process_pid);
+		ev->tgid = (pid_t)PE(pe, event_data.comm.process_tgid);
+		memcpy(ev->comm, pe + offsetof(struct proc_event, event_data.comm.comm),
+		       sizeof(((struct proc_event *)0)->event_data.comm.comm));
+		break; /* comm[16], the terminating NUL, was cleared above */
+	case PROC_EVENT_COREDUMP:
+		ev->pid = (pid_t)PE(pe, event_data.coredump.process_pid);
+		ev->tgid = (pid_t)PE(pe, event_data.coredump.process_tgid);
+		ev->parent_pid = (pid_t)PE(pe, event_data.coredump.parent_pid);
+		ev->parent_tgid = (pid_t)PE(pe, event_data.coredump.parent_tgid);
+		break;
+	default:
+		break; /* a newer kernel's type: header fields only */
+	}
+}
+
+/*
+ * Is the event one the caller asked for? The kernel's cn_filter, applied in
+ * userspace whether or not the kernel filters too: a filtering kernel still
+ * delivers what a socket queued before its filtered LISTEN took effect
+ * (cn_proc_listen's unfiltered LISTEN comes first). `skip` is the types
+ * not wanted (~mask; 0 when every type is, so a zeroed socket delivers all).
+ * Acks (CN_PROC_NONE) never pass. For the events a socket usually wants it
+ * costs one AND.
+ */
+static inline int cn__proc_passes(uint32_t skip, const struct cn_proc_event *ev)
+{
+	uint32_t what = (uint32_t)ev->what;
+
+	if (what == CN_PROC_NONE)
+		return 0;
+	if (!(skip & what))
+		return 1;
+	/* CN_PROC_NONZERO_EXIT without CN_PROC_EXIT: exits with a status. */
+	return what == CN_PROC_EXIT && !(skip & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
+}
+
+/* Count the events a CPU's counter skipped before the event (cpu, seq). */
+static inline uint32_t cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq)
+{
+	struct cn_proc_cpu *c;
+	uint32_t gap;
+
+	t->st.events++;
+	if (cpu >= t->ntrack)
+		return 0; /* not tracking (see cn__proc_track_reset), or an unknown CPU */
+	c = &t->cpu[cpu];
+	gap = seq - c->next_seq;
+	c->next_seq = seq + 1;
+	/* A gap "backwards" is a counter we cannot explain (e.g. a restart of
+	 * our own tracking): resynchronise, count nothing. Nor is there a gap
+	 * before a CPU's first event (seen_mask 0; branch-free). */
+	if (gap >= 0x80000000u)
+		gap = 0;
+	gap &= c->seen_mask;
+	c->seen_mask = UINT32_MAX;
+	t->st.lost += gap;
+	return gap;
+}
+
+/* Decode and track a proc message; 1: an event for the caller, 0: an ack
+ * (ours or other listeners', control traffic) or not of a wanted type. */
+static inline __attribute__((always_inline)) int
+cn__proc_handle_event(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
+{
+	cn__proc_decode_event(msg, ev);
+	ev->lost_before = cn__proc_track(&s->proc, ev->cpu, ev->seq);
+	return cn__proc_passes(s->proc.user_skip, ev);
+}
+
+/* proc_seq.c: start tracking afresh; `mask` as cn_proc_listen's (0: every
+ * type), kernel_filter 1 when the kernel filters this socket. 0 or -ENOMEM. */
+int cn__proc_track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter);
+
+/* proc_listen.c: send a LISTEN for every event type, as a 4-byte op
+ * (proc_input 0) or an 8-byte struct proc_input, and wait up to timeout_ms
+ * for its ack (0: do not wait). 0, the ack's error as -errno, or -errno. */
+int cn__proc_listen_all(struct cn_sock *s, int proc_input, int timeout_ms);
+
+/* proc_listen.c: drop the proc messages kept in the backlog while a LISTEN
+ * was awaited on a socket not subscribed yet (cn_proc_listen, the probe),
+ * so that none waits where poll cannot see it; tracked CPUs' expected seqs
+ * move past them. */
+void cn__proc_drop_kept(struct cn_sock *s);
+
+#endif /* LIBCN_PROC_INTERNAL_H */

@@ -1,0 +1,462 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc_tracker.c - a table of live tasks kept from proc events, made right
+ * again by a /proc scan after events were lost (cn_proc_tracker_*).
+ *
+ * The table is an open-addressing hash on pid with linear probing, sized
+ * once at twice the entry bound, so an event costs one probe sequence and
+ * never allocates. Removal shifts the following entries back instead of
+ * leaving tombstones, so probe sequences stay short however many tasks come
+ * and go.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "opts.h"
+#include "proc_tracker.h"
+
+#define TRACKER_DEFAULT_MAX 65536u
+#define TRACKER_MAX_MAX	    (1u << 24)
+
+/* A /proc start time (clock ticks) and a fork event's time differ by the
+ * tick and the fork's own duration: within this, one task. */
+#define SAME_START_NS (50ull * 1000 * 1000)
+
+static inline uint32_t hash_pid(const struct cn_proc_tracker *t, pid_t pid)
+{
+	return ((uint32_t)pid * 0x9e3779b1u) & t->mask;
+}
+
+static struct cn_proc_slot *lookup(const struct cn_proc_tracker *t, pid_t pid)
+{
+	uint32_t i = hash_pid(t, pid);
+
+	if (pid <= 0)
+		return NULL;
+	for (;; i = (i + 1) & t->mask) {
+		struct cn_proc_slot *sl = &t->slot[i];
+
+		if (sl->e.pid == pid)
+			return sl;
+		if (sl->e.pid == 0)
+			return NULL;
+	}
+}
+
+/* A live task's slot: not one a sync found vanished (see sync's sweep). */
+static struct cn_proc_slot *lookup_live(const struct cn_proc_tracker *t, pid_t pid)
+{
+	struct cn_proc_slot *sl = lookup(t, pid);
+
+	return sl && !(sl->e.flags & CN_PROC_ENTRY_VANISHED) ? sl : NULL;
+}
+
+/* The slot for a new task `pid` (not in the table), or NULL when full. */
+static struct cn_proc_slot *insert(struct cn_proc_tracker *t, pid_t pid)
+{
+	uint32_t i = hash_pid(t, pid);
+
+	if (t->count >= t->max) {
+		t->st.dropped++;
+		return NULL;
+	}
+	while (t->slot[i].e.pid != 0)
+		i = (i + 1) & t->mask;
+	memset(&t->slot[i], 0, sizeof(t->slot[i]));
+	t->slot[i].e.pid = pid;
+	t->slot[i].gen = t->gen;
+	t->count++;
+	t->live++;
+	return &t->slot[i];
+}
+
+/* Remove the entry in slot sl (backward-shift deletion). */
+static void remove_slot(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
+{
+	if (!(sl->e.flags & CN_PROC_ENTRY_VANISHED))
+		t->live--;
+	uint32_t hole = (uint32_t)(sl - t->slot), i = hole;
+
+	for (;;) {
+		uint32_t home;
+
+		i = (i + 1) & t->mask;
+		if (t->slot[i].e.pid == 0)
+			break;
+		home = hash_pid(t, t->slot[i].e.pid);
+		/* Move the entry at i into the hole unless its home lies
+		 * cyclically in (hole, i]: then it is reachable where it is. */
+		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
+			t->slot[hole] = t->slot[i];
+			hole = i;
+		}
+	}
+	memset(&t->slot[hole], 0, sizeof(t->slot[hole]));
+	t->count--;
+}
+
+struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *opts)
+{
+	struct cn_proc_tracker_opts o = { 0 };
+	struct cn_proc_tracker *t;
+	uint32_t slots = 2;
+
+	if (opts) {
+		if (opts->sz < offsetof(struct cn_proc_tracker_opts, flags) + sizeof(opts->flags) ||
+		    cn__opts_tail_nonzero(opts, opts->sz, sizeof(o))) {
+			errno = opts->sz > sizeof(o) ? E2BIG : EINVAL;
+			return NULL;
+		}
+		memcpy(&o, opts, opts->sz < sizeof(o) ? opts->sz : sizeof(o));
+	}
+	if (!o.max_entries)
+		o.max_entries = TRACKER_DEFAULT_MAX;
+	if ((o.flags & ~CN_PROC_TRACKER_NO_THREADS) || o.max_entries > TRACKER_MAX_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	while (slots < 2 * o.max_entries)
+		slots <<= 1;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->slot = calloc(slots, sizeof(*t->slot));
+	if (!t->slot) {
+		free(t);
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->proc_fd = open(o.proc_root ? o.proc_root : "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (t->proc_fd < 0) {
+		int err = errno;
+
+		free(t->slot);
+		free(t);
+		errno = err;
+		return NULL;
+	}
+	t->mask = slots - 1;
+	t->max = o.max_entries;
+	t->flags = o.flags;
+	t->stale = 1; /* nothing known until the first sync */
+	return t;
+}
+
+void cn_proc_tracker_free(struct cn_proc_tracker *t)
+{
+	int saved = errno;
+
+	if (!t)
+		return;
+	close(t->proc_fd);
+	free(t->slot);
+	free(t);
+	errno = saved;
+}
+
+/* Not found: NULL with errno ENOENT. */
+static const struct cn_proc_entry *found(const struct cn_proc_slot *sl)
+{
+	if (!sl) {
+		errno = ENOENT;
+		return NULL;
+	}
+	return &sl->e;
+}
+
+static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
+						 const struct cn_proc_event *ev)
+{
+	int thread = ev->pid != ev->tgid;
+	struct cn_proc_slot *sl, *parent;
+
+	if (thread && (t->flags & CN_PROC_TRACKER_NO_THREADS)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	/* A stale entry for a reused pid (its exit was lost) is replaced. */
+	sl = lookup(t, ev->pid);
+	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED))
+		t->live++; /* alive again, as a new task */
+	if (!sl)
+		sl = insert(t, ev->pid);
+	if (!sl)
+		return found(NULL);
+	/* The child starts with its creator's name: a thread's is its
+	 * process's main thread, a fork's the forking thread's. */
+	parent = lookup_live(t, thread ? ev->tgid : ev->parent_pid);
+	if (!parent && !thread)
+		parent = lookup_live(t, ev->parent_tgid);
+	memset(&sl->e, 0, sizeof(sl->e));
+	sl->e.pid = ev->pid;
+	sl->e.tgid = ev->tgid;
+	/* For a thread the kernel names its process's parent already. */
+	sl->e.ppid = ev->parent_tgid;
+	sl->e.flags = CN_PROC_ENTRY_FORK | (thread ? CN_PROC_ENTRY_THREAD : 0);
+	sl->e.start_ns = ev->timestamp_ns;
+	if (parent)
+		memcpy(sl->e.comm, parent->e.comm, sizeof(sl->e.comm));
+	else if (cn__proc_read_comm(t->proc_fd, ev->pid, sl->e.comm) < 0)
+		memset(sl->e.comm, 0, sizeof(sl->e.comm));
+	sl->gen = t->gen;
+	return &sl->e;
+}
+
+static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
+						 const struct cn_proc_event *ev)
+{
+	struct cn_proc_slot *sl = lookup(t, ev->pid);
+	char comm[16];
+	int r;
+
+	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
+		/* Its pid, reused: a task whose fork was lost. */
+		memset(&sl->e, 0, sizeof(sl->e));
+		sl->e.pid = ev->pid;
+		sl->e.tgid = ev->tgid;
+		sl->e.start_ns = ev->timestamp_ns;
+		sl->gen = t->gen;
+		t->live++;
+	}
+	if (!sl) {
+		/* Not seen (lost, or not tracked): known from now on. */
+		sl = insert(t, ev->pid);
+		if (!sl)
+			return found(NULL);
+		sl->e.tgid = ev->tgid;
+		sl->e.start_ns = ev->timestamp_ns;
+	}
+	r = cn__proc_read_comm(t->proc_fd, ev->pid, comm);
+	sl->e.flags |= CN_PROC_ENTRY_EXEC;
+	sl->e.exec_ns = ev->timestamp_ns;
+	if (r == 0) {
+		memcpy(sl->e.comm, comm, sizeof(comm));
+		sl->e.flags &= ~CN_PROC_ENTRY_STALE_COMM;
+	} else {
+		sl->e.flags |= CN_PROC_ENTRY_STALE_COMM;
+	}
+	return &sl->e;
+}
+
+static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
+						 const struct cn_proc_event *ev)
+{
+	struct cn_proc_slot *sl = lookup(t, ev->pid);
+
+	if (!sl)
+		return found(NULL);
+	/* A task the last sync reported vanished, whose exit happened while
+	 * /proc was being read: returned once more, flagged, then gone. */
+	t->gone = sl->e;
+	/* The parent it had at the end (a thread's exit names none). */
+	if (ev->parent_tgid)
+		t->gone.ppid = ev->parent_tgid;
+	remove_slot(t, sl);
+	return &t->gone;
+}
+
+const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
+						  const struct cn_proc_event *ev)
+{
+	struct cn_proc_slot *sl;
+
+	if (!t || !ev) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t->st.events++;
+	if (ev->lost_before)
+		t->stale = 1;
+	switch (ev->what) {
+	case CN_PROC_FORK:
+		return on_fork_event(t, ev);
+	case CN_PROC_EXEC:
+		return on_exec_event(t, ev);
+	case CN_PROC_EXIT:
+		return on_exit_event(t, ev);
+	case CN_PROC_COMM:
+		sl = lookup_live(t, ev->pid);
+		if (sl)
+			memcpy(sl->e.comm, ev->comm, sizeof(sl->e.comm) - 1);
+		return found(sl);
+	case CN_PROC_NONE:
+		errno = ENOENT;
+		return NULL;
+	default:
+		return found(lookup_live(t, ev->pid));
+	}
+}
+
+const struct cn_proc_entry *cn_proc_tracker_find(const struct cn_proc_tracker *t, pid_t pid)
+{
+	if (!t) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return found(lookup_live(t, pid));
+}
+
+const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t,
+						 const struct cn_proc_entry *prev)
+{
+	size_t i = 0;
+
+	if (!t)
+		return NULL;
+	if (prev)
+		i = (size_t)((const struct cn_proc_slot *)prev - t->slot) + 1;
+	for (; i <= t->mask; i++)
+		if (t->slot[i].e.pid && !(t->slot[i].e.flags & CN_PROC_ENTRY_VANISHED))
+			return &t->slot[i].e;
+	return NULL;
+}
+
+void cn_proc_tracker_lost(struct cn_proc_tracker *t)
+{
+	if (t)
+		t->stale = 1;
+}
+
+int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t)
+{
+	return t && t->stale;
+}
+
+struct sync_ctx {
+	struct cn_proc_tracker *t;
+	cn_proc_change_fn fn;
+	void *arg;
+	int changes;
+	int report_appeared; /* not on the first sync: everything "appears" */
+};
+
+static void report(struct sync_ctx *c, const struct cn_proc_entry *e, enum cn_proc_change ch)
+{
+	if (ch == CN_PROC_APPEARED && !c->report_appeared)
+		return;
+	if (ch == CN_PROC_APPEARED)
+		c->t->st.appeared++;
+	else
+		c->t->st.vanished++;
+	c->changes++;
+	if (c->fn)
+		c->fn(e, ch, c->arg);
+}
+
+static void fill_scanned(struct cn_proc_slot *sl, const struct cn_proc_task *task)
+{
+	sl->e.tgid = task->tgid;
+	sl->e.ppid = task->ppid;
+	sl->e.flags = CN_PROC_ENTRY_SCANNED | (task->pid != task->tgid ? CN_PROC_ENTRY_THREAD : 0);
+	sl->e.start_ns = task->start_ns;
+	sl->e.exec_ns = 0;
+	memcpy(sl->e.comm, task->comm, sizeof(sl->e.comm));
+}
+
+static int same_task(const struct cn_proc_entry *e, const struct cn_proc_task *task)
+{
+	uint64_t a = e->start_ns, b = task->start_ns;
+
+	if (e->tgid != task->tgid)
+		return 0;
+	/* Known from an exec only: its start is not known, the pid is. */
+	if (!(e->flags & (CN_PROC_ENTRY_FORK | CN_PROC_ENTRY_SCANNED)))
+		return 1;
+	return (a > b ? a - b : b - a) <= SAME_START_NS;
+}
+
+static int sync_task(const struct cn_proc_task *task, void *arg)
+{
+	struct sync_ctx *c = arg;
+	struct cn_proc_tracker *t = c->t;
+	struct cn_proc_slot *sl = lookup(t, task->pid);
+
+	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
+		/* Reported vanished by an earlier sync; its pid is in use
+		 * again by a task whose fork was lost. */
+		fill_scanned(sl, task);
+		sl->gen = t->gen;
+		t->live++;
+		report(c, &sl->e, CN_PROC_APPEARED);
+		return 0;
+	}
+	if (sl && !same_task(&sl->e, task)) {
+		/* The pid was reused while blind. */
+		struct cn_proc_entry old = sl->e;
+
+		fill_scanned(sl, task);
+		sl->gen = t->gen;
+		report(c, &old, CN_PROC_VANISHED);
+		report(c, &sl->e, CN_PROC_APPEARED);
+		return 0;
+	}
+	if (sl) {
+		sl->e.ppid = task->ppid; /* reparented while blind */
+		if (strncmp(sl->e.comm, task->comm, sizeof(sl->e.comm)) != 0) {
+			memcpy(sl->e.comm, task->comm, sizeof(sl->e.comm));
+			sl->e.flags &= ~CN_PROC_ENTRY_STALE_COMM;
+		}
+		sl->gen = t->gen;
+		return 0;
+	}
+	sl = insert(t, task->pid);
+	if (!sl)
+		return 0; /* full: counted in dropped */
+	fill_scanned(sl, task);
+	report(c, &sl->e, CN_PROC_APPEARED);
+	return 0;
+}
+
+int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg)
+{
+	struct sync_ctx c = { .t = t, .fn = fn, .arg = arg };
+	uint32_t i;
+	int r;
+
+	if (!t)
+		return cn_fail(EINVAL);
+	c.report_appeared = t->st.syncs > 0;
+	t->gen++;
+	r = cn__proc_scan(t->proc_fd, !!(t->flags & CN_PROC_TRACKER_NO_THREADS), sync_task, &c);
+	if (r < 0) {
+		/* Unseen entries keep their old generation; the next
+		 * complete sync judges them. */
+		t->stale = 1;
+		return cn_fail(-r);
+	}
+	/* Entries /proc no longer shows. Removal may shift a later entry
+	 * into slot i: look at i again then. */
+	for (i = 0; i <= t->mask;) {
+		struct cn_proc_slot *sl = &t->slot[i];
+
+		if (sl->e.pid && sl->gen != t->gen) {
+			/* Reported vanished by an earlier sync and no exit
+			 * since: gone for good. */
+			if (sl->e.flags & CN_PROC_ENTRY_VANISHED) {
+				remove_slot(t, sl);
+				continue;
+			}
+			/* Kept until the next sync, flagged: its exit may be
+			 * on its way still (it ended while /proc was read). */
+			sl->e.flags |= CN_PROC_ENTRY_VANISHED;
+			t->live--;
+			report(&c, &sl->e, CN_PROC_VANISHED);
+		}
+		i++;
+	}
+	t->stale = 0;
+	t->st.syncs++;
+	return c.changes;
+}
+
+int cn_proc_tracker_stats(const struct cn_proc_tracker *t, struct cn_proc_tracker_stats *st)
+{
+	if (!t || !st)
+		return cn_fail(EINVAL);
+	*st = t->st;
+	st->entries = t->live;
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* proc_tracker.h - the process tracker's table and its /proc reader, shared
+ * by proc_tracker.c (table, events, sync) and proc_scan.c (/proc). */
+#ifndef LIBCN_PROC_TRACKER_H
+#define LIBCN_PROC_TRACKER_H
+
+#include "internal.h"
+
+/* One table slot: the public entry and the sync generation that last saw
+ * it in /proc. pid 0 marks a free slot (no task has pid 0 in /proc or in
+ * an event's subject). */
+struct cn_proc_slot {
+	struct cn_proc_entry e;
+	uint32_t gen;
+};
+
+struct cn_proc_tracker {
+	struct cn_proc_slot *slot; /* open addressing, linear probing */
+	uint32_t mask;		   /* slots - 1 (a power of two, >= 2 * max) */
+	uint32_t max;		   /* entries kept at most */
+	uint32_t count;		   /* slots used (live + vanished, bounded by max) */
+	uint32_t live;		   /* tasks alive as far as the tracker knows */
+	uint32_t flags;		   /* CN_PROC_TRACKER_* */
+	uint32_t gen;		   /* current sync generation */
+	int stale;		   /* events were lost since the last sync */
+	int proc_fd;		   /* the procfs root, O_PATH */
+	struct cn_proc_entry gone; /* last entry removed by an exit event */
+	struct cn_proc_tracker_stats st;
+};
+
+/* A task as /proc shows it. */
+struct cn_proc_task {
+	pid_t pid, tgid, ppid;
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
+	char comm[16];
+};
+
+/* proc_scan.c */
+/* Read task `pid`'s comm into comm[16] (dirfd: the procfs root). 0 or -errno. */
+int cn__proc_read_comm(int proc_fd, pid_t pid, char comm[16]);
+/* Call fn for every task in procfs (threads too unless no_threads); stops
+ * when fn returns < 0 and returns that. 0 or -errno. */
+int cn__proc_scan(int proc_fd, int no_threads, int (*fn)(const struct cn_proc_task *, void *),
+		  void *arg);
+
+#endif /* LIBCN_PROC_TRACKER_H */

@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# proc_check.sh - what a person sees from `cnctl proc` (issue 9): process
+# names, command lines, parent names, threads, lifetimes, non-zero exits,
+# the per-command table, --timeout, --time=iso, color, and names that stay
+# right after events are lost (the tracker's /proc rescan).
+#
+# Usage: proc_check.sh CNCTL CASE     Exit: 0 pass, 1 fail, 77 skip.
+# Other processes on the machine create events too: every check looks at
+# lines of pids this script started. Waits are for markers (a line cnctl
+# prints), bounded by a deadline that only guards against a hang.
+set -u
+CNCTL=$1
+CASE=$2
+DEADLINE=${PROC_CHECK_DEADLINE:-60}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: needs root (a forced small receive buffer)"
+	exit 77
+fi
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-proc.XXXXXX") || exit 1
+cn=
+cleanup() {
+	[ -n "$cn" ] && kill -CONT "$cn" 2>/dev/null && kill -TERM "$cn" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $1"
+	for f in out err; do
+		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$dir/$f"; }
+	done
+	exit 1
+}
+
+# await FILE REGEX: until a line of FILE matches (cnctl alive), or fail.
+await() {
+	local start=$SECONDS
+	until grep -q -E -e "$2" "$1" 2>/dev/null; do
+		if [ -n "$cn" ] && ! kill -0 "$cn" 2>/dev/null; then
+			wait "$cn"
+			rc=$?
+			case $rc in 3 | 4) echo "SKIP: $(tail -n 1 "$dir/err")"; exit 77 ;; esac
+			fail "cnctl exited ($rc) before '$2' appeared in $(basename "$1")"
+		fi
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no '$2' in $(basename "$1") after ${DEADLINE}s"
+		sleep 0.05
+	done
+}
+
+# start ARGS...: cnctl proc ARGS in the background, listening.
+start() {
+	# Gone first: the child truncates them only once it runs, and a
+	# previous run's 'listening' must not be taken for this one's.
+	rm -f "$dir/out" "$dir/err"
+	"$CNCTL" proc "$@" >"$dir/out" 2>"$dir/err" &
+	cn=$!
+	await "$dir/err" 'listening for proc events'
+}
+
+# finish: a marker process after everything else, then SIGINT once cnctl
+# printed the marker's exit (events of one socket come in order per CPU; the
+# marker is forked by this shell after the workload was reaped).
+finish() {
+	(exit 0) &
+	local m=$!
+	wait "$m"
+	# Anchored at the line's start: the exec line of this very grep (its
+	# command line holds the pattern) must not match.
+	await "$dir/out" "^[^ ]+ +exit +$m |^\{\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
+	kill -INT "$cn"
+	wait "$cn"
+	rc=$?
+	cn=
+	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
+}
+
+# line EVENT PID: the table line of that event of that pid.
+line() {
+	grep -E "^[^ ]+ +$1 +$2 " "$dir/out" | head -n 1
+}
+
+shell_comm=$(cat /proc/$$/comm)
+
+case $CASE in
+names_and_lifetimes)
+	start --color never
+	sh -c 'sleep 0.3; exit 3' &
+	p=$!
+	wait "$p"
+	python3 -c 'import threading; t = threading.Thread(target=lambda: None); t.start(); t.join()' &
+	py=$!
+	wait "$py"
+	finish
+	fork=$(line fork "$p")
+	exec=$(line exec "$p")
+	exit=$(line exit "$p")
+	echo "$fork"; echo "$exec"; echo "$exit"
+	[[ $fork == *" sh  child of $shell_comm"* || $fork == *" $shell_comm  child of $shell_comm"* ]] ||
+		fail "fork line of $p names no process and parent: '$fork'"
+	[[ $exec == *"sh -c sleep 0.3; exit 3" ]] || fail "exec line of $p shows no command line: '$exec'"
+	[[ $exit == *" sh  exit 3" ]] || fail "exit line of $p shows no name and status 3: '$exit'"
+	# The lifetime column: fork to exit, at least the 0.3 s slept.
+	life=$(awk '{print $5}' <<<"$exit")
+	case $life in
+	*ms) v=${life%ms}; ok=$(awk -v v="$v" 'BEGIN{print (v >= 300)}') ;;
+	*s) v=${life%s}; ok=$(awk -v v="$v" 'BEGIN{print (v >= 0.3)}') ;;
+	*) ok=0 ;;
+	esac
+	[ "$ok" = 1 ] || fail "exit line of $p: lifetime '$life' is not fork to exit (>= 0.3s)"
+	sl=$(grep -E "^[^ ]+ +exec +[0-9]+ +$p +sleep 0.3\$" "$dir/out") ||
+		fail "no exec line of the sleep child of $p with its command line"
+	echo "$sl"
+	# A thread of the python process: a clone line, not a fork.
+	th=$(grep -E "^[^ ]+ +clone +[0-9]+ +[0-9]+ .* thread of $py\$" "$dir/out" | head -n 1)
+	[ -n "$th" ] || fail "no clone line for the thread of $py"
+	echo "$th"
+	grep -E "^[^ ]+ +fork +[0-9]+ .*" "$dir/out" | grep -q " thread of " &&
+		fail "a thread shown as a fork"
+	echo "ok: names, command lines, parents, threads, lifetimes"
+	;;
+stats_table)
+	start --stats --color never
+	# Each sh lives past its exec (sleep), so its name is read in time:
+	# a process gone before that keeps the name from before its exec.
+	for i in 1 2 3; do sh -c "sleep 0.05; exit $i" & wait $!; done
+	finish
+	hdr=$(grep -E '^ +FORKS +CLONES +EXECS +EXITS +FAILED +LOST +COMMAND$' "$dir/out") ||
+		fail "no stats table header"
+	row=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  sh$' "$dir/out") ||
+		fail "no stats row for sh"
+	echo "$hdr"; echo "$row"
+	read -r forks clones execs exits failed lost _ <<<"$row"
+	[ "$execs" -ge 3 ] && [ "$exits" -ge 3 ] && [ "$failed" -ge 3 ] ||
+		fail "sh row counts fewer than the 3 execs and 3 failed exits run: $row"
+	grep -qE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  \(total\)$' "$dir/out" ||
+		fail "no total row"
+	echo "ok: stats table"
+	;;
+json_fields)
+	start --json
+	sh -c 'sleep 0.2; exit 4' &
+	p=$!
+	wait "$p"
+	finish
+	python3 - "$dir/out" "$p" "$shell_comm" <<'PY' || fail "JSON check"
+import json, sys
+path, pid, parent = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+seen = {}
+for raw in open(path, "rb"):
+    ev = json.loads(raw)
+    if ev.get("pid") == pid and ev["event"] not in seen:
+        seen[ev["event"]] = ev
+fork, exec_, exit_ = seen.get("fork"), seen.get("exec"), seen.get("exit")
+assert fork and exec_ and exit_, seen
+assert fork["parent_comm"] == parent, fork
+assert exec_["argv"] == ["sh", "-c", "sleep 0.2; exit 4"], exec_
+assert exec_["comm"] == "sh", exec_
+assert exit_["comm"] == "sh" and exit_["exit_status"] == 4, exit_
+assert exit_["lifetime_from"] == "fork" and exit_["lifetime_ns"] >= 200_000_000, exit_
+assert exit_["lifetime_ns"] == exit_["timestamp_ns"] - fork["timestamp_ns"], (fork, exit_)
+print("ok: json", exec_["argv"], exit_["lifetime_ns"])
+PY
+	;;
+timeout_and_iso)
+	# --timeout ends the run by itself with status 0; ISO dates.
+	rm -f "$dir/out" "$dir/err"
+	"$CNCTL" proc --timeout 0.5 --time iso --color never >"$dir/out" 2>"$dir/err" &
+	cn=$!
+	await "$dir/err" 'listening for proc events'
+	sh -c 'exit 0' &
+	wait $!
+	wait "$cn"
+	rc=$?
+	cn=
+	[ "$rc" = 0 ] || fail "cnctl --timeout exited $rc"
+	head -n 1 "$dir/out" | grep -qE '^TIME +EVENT +PID +PPID +LIFETIME +PROCESS$' || fail "no header"
+	n=$(tail -n +2 "$dir/out" | grep -cvE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}[+-][0-9]{2}:[0-9]{2} ')
+	[ "$n" = 0 ] || fail "$n lines without an ISO date"
+	grep -q 'events printed' "$dir/err" || fail "no summary after --timeout"
+	echo "ok: --timeout 0.5 ended with 0, ISO dates"
+	;;
+color_only_on_request)
+	# A pipe gets no escape sequences by default; --color always gets them.
+	for mode in default always; do
+		if [ "$mode" = default ]; then start; else start --color always; fi
+		sh -c 'exit 5' &
+		wait $!
+		finish
+		esc=$(grep -c $'\033\\[' "$dir/out")
+		if [ "$mode" = default ] && [ "$esc" != 0 ]; then fail "colors in a pipe"; fi
+		if [ "$mode" = always ]; then
+			grep -qE $'\033\\[31mexit 5\033\\[0m' "$dir/out" || fail "exit 5 not red"
+		fi
+	done
+	echo "ok: colors only on request (or a terminal)"
+	;;
+loss_resync)
+	# Blind on purpose: cnctl stopped, its small buffer overruns. A task
+	# whose exit falls in the overrun is found vanished by the rescan, a
+	# task started then is found appeared and named on its exit.
+	# A buffer that holds the test's own events while cnctl runs (other
+	# work on the machine sends events too), overrun only while stopped.
+	start --stats --color never --rcvbuf 256K
+	sleep 30 &
+	old=$!
+	await "$dir/out" "^[^ ]+ +exec +$old .*sleep 30\$"
+	kill -STOP "$cn"
+	for i in $(seq 800); do /bin/true; done # 2400 events: overrun
+	kill "$old"
+	wait "$old" 2>/dev/null
+	sleep 30 &
+	new=$!
+	for i in $(seq 50); do /bin/true; done
+	kill -CONT "$cn"
+	await "$dir/err" 'resynchronized with /proc after lost events'
+	# The resync follows the overrun while blind (the first one then).
+	kill "$new"
+	wait "$new" 2>/dev/null
+	finish
+	grep -E 'resynchronized|lost events|overruns' "$dir/err"
+	grep -qE "^[^ ]+ +exit +$old " "$dir/out" && fail "the exit of $old was not lost (no overrun?)"
+	x=$(line exit "$new")
+	echo "$x"
+	[[ $x == *" sleep  killed SIGTERM" ]] || fail "exit of $new (started while blind) not named: '$x'"
+	[[ $(awk '{print $5}' <<<"$x") == "~"* ]] || fail "lifetime of $new not marked as from /proc"
+	van=$(sed -nE 's/^cnctl: [0-9]+ resyncs .*: [0-9]+ tasks appeared and ([0-9]+) vanished unseen$/\1/p' "$dir/err")
+	[ "${van:-0}" -ge 1 ] || fail "the rescan found nothing vanished"
+	row=$(grep -E '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+  sleep$' "$dir/out")
+	read -r _ _ _ _ _ lost _ <<<"$row"
+	[ "${lost:-0}" -ge 1 ] || fail "stats: no lost exit for sleep: '$row'"
+	lines=$(grep -c '^cnctl: lost events: ' "$dir/err")
+	[ "$lines" -le 3 ] || fail "$lines loss lines for one overrun burst (not rate-limited)"
+	grep -qE '^cnctl: [0-9]+ events printed, [0-9]+ lost \(per-CPU gaps\), [1-9][0-9]* overruns$' \
+		"$dir/err" || fail "summary without the overruns"
+	echo "ok: loss reported, resynchronized, names right after it"
+	;;
+kernel_filter_summary)
+	# A partial mask on a filtering kernel: gaps cannot be counted (the
+	# kernel's filtered events advance the per-CPU counters too), and the
+	# summary says so instead of "0 lost".
+	start --events exit --color never
+	sh -c 'sleep 0.05; exit 7' &
+	p=$!
+	wait "$p"
+	finish
+	x=$(line exit "$p")
+	[[ $x == *" sh  exit 7" ]] || fail "exit line of $p: '$x'"
+	grep -c -E '^[^ ]+ +(fork|exec) ' "$dir/out" | grep -qx 0 || fail "events outside --events exit printed"
+	if grep -q 'filtered in the kernel' "$dir/err"; then
+		grep -qE '^cnctl: [0-9]+ events printed, gaps not tracked: kernel filter, [0-9]+ overruns$' \
+			"$dir/err" || fail "kernel filter, but the summary counts gaps"
+	else
+		grep -qE '^cnctl: [0-9]+ events printed, [0-9]+ lost \(per-CPU gaps\)' "$dir/err" ||
+			fail "no kernel filter, but no gap count"
+	fi
+	tail -n 1 "$dir/err"
+	echo "ok: summary matches the filter"
+	;;
+systemd_unit)
+	# The unit as installed, pointed at this build's cnctl: systemd accepts
+	# it, and its command line writes JSON lines (what the journal gets).
+	unit=${3:?unit file}
+	sed "s|^ExecStart=[^ ]*|ExecStart=$CNCTL|" "$unit" >"$dir/cnctl-proc.service"
+	command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
+	systemd-analyze verify --man=no "$dir/cnctl-proc.service" || fail "systemd-analyze verify"
+	args=$(sed -n 's/^ExecStart=[^ ]* proc //p' "$unit")
+	[ -n "$args" ] || fail "no 'cnctl proc' in ExecStart"
+	# shellcheck disable=SC2086
+	start $args
+	sh -c 'exit 6' &
+	wait $!
+	finish
+	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$dir/out" ||
+		fail "the unit's command line does not write JSON lines"
+	echo "ok: $(basename "$unit") verifies; ExecStart writes $(wc -l <"$dir/out") JSON lines"
+	;;
+*)
+	echo "unknown case $CASE"
+	exit 1
+	;;
+esac

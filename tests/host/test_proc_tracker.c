@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_proc_tracker.c - the process tracker against the running kernel: an
+ * overrun forced with a tiny receive buffer during a fork storm, tasks
+ * started and ended while the listener was blind, then the table compared
+ * with /proc.
+ *
+ * Other processes on the machine fork and exit meanwhile, so the equality
+ * is checked where this test controls every task and the moment: the
+ * children of this process, at a point where none of them changes (the
+ * storm reaped, the others blocked). There the tracker's table (entries
+ * whose parent is this process) must equal /proc's (tasks whose parent is
+ * this process): the same pids, each with /proc's name.
+ */
+#define _GNU_SOURCE /* pipe2 */
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "host_util.h"
+
+#define WAIT_MS	   2000
+#define STORM	   400 /* forks while blind: 1200 events, a 1 KiB buffer holds a few */
+#define LONG_LIVED 6   /* sleepers started before the blind window */
+#define MAX_KIDS   64
+
+/* A child that execs `sleep 1000` (comm "sleep"). Returns once the exec
+ * happened: a close-on-exec pipe reads end-of-file then. */
+static pid_t sleeper(void)
+{
+	int fd[2];
+	char c;
+	pid_t p;
+
+	assert_int_equal(pipe2(fd, O_CLOEXEC), 0);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		close(fd[0]);
+		execlp("sleep", "sleep", "1000", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	assert_int_equal(read(fd[0], &c, 1), 0);
+	close(fd[0]);
+	return p;
+}
+
+static void kill_reap(pid_t p)
+{
+	kill(p, SIGKILL);
+	host_reap(p);
+}
+
+/* The tasks in /proc whose parent is this process: pids[] with comm. */
+struct kids {
+	unsigned n;
+	pid_t pid[MAX_KIDS];
+	char comm[MAX_KIDS][16];
+};
+
+static void proc_kids(struct kids *k)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	assert_non_null(d);
+	k->n = 0;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *open, *close;
+		int ppid = 0;
+		FILE *f;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (!fgets(buf, sizeof(buf), f)) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		open = strchr(buf, '(');
+		close = strrchr(buf, ')');
+		if (!open || !close || sscanf(close + 2, "%*c %d", &ppid) != 1 || ppid != getpid())
+			continue;
+		assert_true(k->n < MAX_KIDS);
+		k->pid[k->n] = atoi(de->d_name);
+		snprintf(k->comm[k->n], 16, "%.*s", (int)(close - open - 1), open + 1);
+		k->n++;
+	}
+	closedir(d);
+}
+
+static void table_kids(struct cn_proc_tracker *t, struct kids *k)
+{
+	const struct cn_proc_entry *e;
+
+	k->n = 0;
+	for (e = cn_proc_tracker_next(t, NULL); e; e = cn_proc_tracker_next(t, e)) {
+		if (e->ppid != getpid() || (e->flags & CN_PROC_ENTRY_THREAD))
+			continue;
+		assert_true(k->n < MAX_KIDS);
+		k->pid[k->n] = e->pid;
+		memcpy(k->comm[k->n], e->comm, 16);
+		k->n++;
+	}
+}
+
+static int has(const struct kids *k, pid_t p)
+{
+	for (unsigned i = 0; i < k->n; i++)
+		if (k->pid[i] == p)
+			return (int)i + 1;
+	return 0;
+}
+
+struct changes {
+	struct kids appeared, vanished;
+};
+
+static void on_change(const struct cn_proc_entry *e, enum cn_proc_change ch, void *arg)
+{
+	struct changes *c = arg;
+	struct kids *k = ch == CN_PROC_APPEARED ? &c->appeared : &c->vanished;
+
+	if (e->ppid == getpid() && k->n < MAX_KIDS)
+		k->pid[k->n++] = e->pid;
+}
+
+/* Apply what the socket holds until it is empty; returns the overruns met. */
+static unsigned drain(struct cn_sock *s, struct cn_proc_tracker *t)
+{
+	struct cn_proc_event ev;
+	unsigned overruns = 0;
+	int r;
+
+	while ((r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT)) != -EAGAIN) {
+		if (r == -ENOBUFS) {
+			cn_proc_tracker_lost(t);
+			overruns++;
+			continue;
+		}
+		assert_int_equal(r, 0);
+		cn_proc_tracker_event(t, &ev);
+	}
+	return overruns;
+}
+
+static void test_table_equals_proc_after_overrun(void **state)
+{
+	struct cn_sock *s = host_open(0);
+	struct cn_proc_tracker *t = cn_proc_tracker_new(NULL);
+	pid_t before[LONG_LIVED], during[LONG_LIVED / 2], ended[LONG_LIVED / 2];
+	struct changes c = { 0 };
+	struct kids in_proc, in_table;
+	unsigned overruns;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+
+	/* Seen: sleepers whose fork and exec the tracker gets. */
+	for (int i = 0; i < LONG_LIVED; i++)
+		before[i] = sleeper();
+	assert_int_equal(drain(s, t), 0);
+	for (int i = 0; i < LONG_LIVED; i++) {
+		const struct cn_proc_entry *e = cn_proc_tracker_find(t, before[i]);
+
+		assert_non_null(e);
+		assert_string_equal(e->comm, "sleep");
+		assert_true(e->flags & CN_PROC_ENTRY_FORK);
+	}
+	/* A buffer of a few events (forced: root). */
+	assert_true(cn_set_rcvbuf(s, 1024) > 0);
+
+	/* Blind: nothing read while a storm overruns the buffer; half the
+	 * sleepers end, new ones start, all unseen. */
+	for (int i = 0; i < STORM; i++) {
+		pid_t p = fork();
+
+		assert_true(p >= 0);
+		if (p == 0)
+			_exit(0);
+		host_reap(p);
+	}
+	for (int i = 0; i < LONG_LIVED / 2; i++) {
+		kill_reap(before[i]);
+		ended[i] = before[i];
+		before[i] = 0;
+		during[i] = sleeper();
+	}
+	for (int i = 0; i < STORM / 4; i++) {
+		pid_t p = fork();
+
+		if (p == 0)
+			_exit(0);
+		host_reap(p);
+	}
+	/* Quiescent for this process's children from here (sleeper() returns
+	 * after the exec). */
+	overruns = drain(s, t);
+	assert_true(overruns >= 1); /* the loss this test is about happened */
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_set_rcvbuf(s, 1 << 20) > 0);
+	/* Sync; events queued after the scan are applied on top, as a daemon
+	 * would; other processes' events may overrun the buffer again before
+	 * it grew: then sync again (bounded). */
+	for (int round = 0; round < 5 && cn_proc_tracker_needs_sync(t); round++) {
+		assert_true(cn_proc_tracker_sync(t, on_change, &c) >= 0);
+		drain(s, t);
+	}
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+
+	proc_kids(&in_proc);
+	table_kids(t, &in_table);
+	printf("# overruns %u; /proc: %u children, table: %u; appeared %u, vanished %u\n", overruns,
+	       in_proc.n, in_table.n, c.appeared.n, c.vanished.n);
+	assert_int_equal(in_proc.n, LONG_LIVED);
+	assert_int_equal(in_table.n, in_proc.n);
+	for (unsigned i = 0; i < in_proc.n; i++) {
+		int j = has(&in_table, in_proc.pid[i]);
+
+		assert_true(j);
+		assert_string_equal(in_table.comm[j - 1], in_proc.comm[i]);
+	}
+	/* And what changed while blind was reported as such. */
+	for (int i = 0; i < LONG_LIVED / 2; i++) {
+		assert_true(has(&c.appeared, during[i]));
+		assert_null(cn_proc_tracker_find(t, ended[i]));
+		assert_true(has(&c.vanished, ended[i]));
+	}
+	assert_true(c.vanished.n >= LONG_LIVED / 2);
+
+	for (int i = 0; i < LONG_LIVED; i++)
+		if (before[i])
+			kill_reap(before[i]);
+	for (int i = 0; i < LONG_LIVED / 2; i++)
+		kill_reap(during[i]);
+	cn_proc_tracker_free(t);
+	cn_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_equals_proc_after_overrun),
+	};
+
+	host_require_proc_connector();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

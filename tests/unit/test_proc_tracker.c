@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_proc_tracker.c - the process tracker (cn_proc_tracker_*) fed with
+ * captured events, over a fake procfs tree in a temporary directory (the
+ * tracker's proc_root), so every name, parent and start time is known.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <libcn.h>
+
+static char root[64];
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A task in the fake tree: DIR/stat and DIR/comm, DIR is PID or TGID/task/TID. */
+static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+		      unsigned long long start_ticks)
+{
+	char dir[160], path[200], stat[256];
+
+	snprintf(dir, sizeof(dir), "%s/%d", root, (int)tgid);
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/task", dir);
+	mkdir(path, 0755);
+	if (pid != tgid) {
+		snprintf(dir, sizeof(dir), "%s/%d/task/%d", root, (int)tgid, (int)pid);
+		mkdir(dir, 0755);
+		/* The kernel shows threads at /proc/TID too (not listed). */
+	}
+	snprintf(stat, sizeof(stat),
+		 "%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 %llu 1000 100\n",
+		 (int)pid, comm, (int)ppid, (int)ppid, (int)ppid, start_ticks);
+	snprintf(path, sizeof(path), "%s/stat", dir);
+	write_file(path, stat);
+	snprintf(path, sizeof(path), "%s/comm", dir);
+	write_file(path, comm);
+	if (pid != tgid) {
+		/* /proc/TID/comm for the exec path's reads */
+		snprintf(dir, sizeof(dir), "%s/%d", root, (int)pid);
+		mkdir(dir, 0755);
+	}
+}
+
+static void rm_task(pid_t pid)
+{
+	char cmd[200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%d'", root, (int)pid);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void set_comm(pid_t pid, const char *comm)
+{
+	char path[200];
+
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/comm", root, (int)pid);
+	write_file(path, comm);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/cn-tracker.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	fake_task(1, 1, 0, "init", 1);
+	fake_task(100, 100, 1, "bash", 500);
+	fake_task(100, 101, 1, "bash-worker", 600);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[100];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd);
+}
+
+static struct cn_proc_tracker *new_tracker(uint32_t max)
+{
+	struct cn_proc_tracker_opts o = { .sz = sizeof(o), .max_entries = max, .proc_root = root };
+	struct cn_proc_tracker *t = cn_proc_tracker_new(&o);
+
+	assert_non_null(t);
+	return t;
+}
+
+static struct cn_proc_event ev_fork(pid_t ppid, pid_t ptgid, pid_t pid, pid_t tgid, uint64_t ts)
+{
+	struct cn_proc_event e = { .what = CN_PROC_FORK, .pid = pid, .tgid = tgid };
+
+	e.parent_pid = ppid;
+	e.parent_tgid = ptgid;
+	e.timestamp_ns = ts;
+	return e;
+}
+
+static struct cn_proc_event ev_simple(enum cn_proc_what what, pid_t pid, pid_t tgid, uint64_t ts)
+{
+	struct cn_proc_event e = { .what = what, .pid = pid, .tgid = tgid, .timestamp_ns = ts };
+
+	return e;
+}
+
+/* The first sync fills the table without reporting "appeared". */
+static void test_initial_sync(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_tracker_stats st;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, 3);
+	e = cn_proc_tracker_find(t, 100);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "bash");
+	assert_int_equal(e->ppid, 1);
+	assert_int_equal(e->flags, CN_PROC_ENTRY_SCANNED);
+	e = cn_proc_tracker_find(t, 101);
+	assert_non_null(e);
+	assert_int_equal(e->tgid, 100);
+	assert_int_equal(e->flags, CN_PROC_ENTRY_SCANNED | CN_PROC_ENTRY_THREAD);
+	assert_string_equal(e->comm, "bash-worker");
+	cn_proc_tracker_free(t);
+}
+
+/* fork -> exec -> exit: names and times follow the events. */
+static void test_fork_exec_exit(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_fork(100, 100, 200, 200, 1000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "bash"); /* inherited */
+	assert_int_equal(e->ppid, 100);
+	assert_int_equal(e->start_ns, 1000);
+	assert_int_equal(e->flags, CN_PROC_ENTRY_FORK);
+
+	set_comm(200, "ls\n");
+	ev = ev_simple(CN_PROC_EXEC, 200, 200, 1500);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "ls");
+	assert_int_equal(e->exec_ns, 1500);
+	assert_int_equal(e->flags, CN_PROC_ENTRY_FORK | CN_PROC_ENTRY_EXEC);
+
+	ev = ev_simple(CN_PROC_EXIT, 200, 200, 9000);
+	ev.parent_pid = ev.parent_tgid = 1; /* reparented before it ended */
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "ls");
+	assert_int_equal(e->start_ns, 1000);
+	assert_int_equal(e->ppid, 1);
+	assert_null(cn_proc_tracker_find(t, 200));
+	assert_int_equal(errno, ENOENT);
+
+	/* An exit of a task never seen: NULL, ENOENT. */
+	ev = ev_simple(CN_PROC_EXIT, 4242, 4242, 9100);
+	assert_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(errno, ENOENT);
+	cn_proc_tracker_free(t);
+}
+
+/* A thread is marked as one, named after its process; comm renames. */
+static void test_thread_and_comm(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	/* The kernel names the process's parent (1) as a thread's parent. */
+	ev = ev_fork(1, 1, 102, 100, 2000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->flags, CN_PROC_ENTRY_FORK | CN_PROC_ENTRY_THREAD);
+	assert_string_equal(e->comm, "bash");
+	assert_int_equal(e->ppid, 1);
+
+	ev = ev_simple(CN_PROC_COMM, 102, 100, 2100);
+	strcpy(ev.comm, "worker-3");
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "worker-3");
+	cn_proc_tracker_free(t);
+
+	/* NO_THREADS: thread events are ignored, scans skip threads. */
+	{
+		struct cn_proc_tracker_opts o = { .sz = sizeof(o),
+						  .flags = CN_PROC_TRACKER_NO_THREADS,
+						  .proc_root = root };
+		struct cn_proc_tracker_stats st;
+
+		t = cn_proc_tracker_new(&o);
+		assert_non_null(t);
+		assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+		assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+		assert_int_equal(st.entries, 2);
+		ev = ev_fork(1, 1, 102, 100, 2000);
+		assert_null(cn_proc_tracker_event(t, &ev));
+		assert_null(cn_proc_tracker_find(t, 102));
+		cn_proc_tracker_free(t);
+	}
+}
+
+/* An exec whose task is gone before its name is read keeps the old name,
+ * marked stale. */
+static void test_exec_gone(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_fork(100, 100, 210, 210, 1000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	ev = ev_simple(CN_PROC_EXEC, 210, 210, 1100); /* no /proc/210 */
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "bash");
+	assert_true(e->flags & CN_PROC_ENTRY_STALE_COMM);
+	cn_proc_tracker_free(t);
+}
+
+struct changes {
+	int appeared, vanished;
+	pid_t app[8], van[8];
+};
+
+static void on_change(const struct cn_proc_entry *e, enum cn_proc_change ch, void *arg)
+{
+	struct changes *c = arg;
+
+	if (ch == CN_PROC_APPEARED && c->appeared < 8)
+		c->app[c->appeared++] = e->pid;
+	else if (ch == CN_PROC_VANISHED && c->vanished < 8)
+		c->van[c->vanished++] = e->pid;
+}
+
+/* Loss: the sync reports what changed while blind and the table equals
+ * the tree again, pid reuse included. */
+static void test_resync_after_loss(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_tracker_stats st;
+	struct changes c = { 0 };
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_fork(100, 100, 220, 220, 1000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	/* Blind: 101 and 220 ended, 300 started, 100 ended and its pid was
+	 * reused by "vim" (another start time). */
+	ev = ev_simple(CN_PROC_UID, 1, 1, 5000);
+	ev.lost_before = 7;
+	cn_proc_tracker_event(t, &ev);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	rm_task(100);
+	fake_task(100, 100, 1, "vim", 90000);
+	fake_task(300, 300, 1, "cron", 80000);
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 5);
+	assert_int_equal(c.appeared, 2); /* 300 and the new 100 */
+	assert_int_equal(c.vanished, 3); /* 101, 220 and the old 100 */
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	e = cn_proc_tracker_find(t, 100);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "vim");
+	assert_null(cn_proc_tracker_find(t, 101));
+	assert_null(cn_proc_tracker_find(t, 220));
+	assert_non_null(cn_proc_tracker_find(t, 300));
+	for (e = cn_proc_tracker_next(t, NULL); e; e = cn_proc_tracker_next(t, e))
+		n++;
+	assert_int_equal(n, 3); /* 1, 100, 300 */
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.appeared, 2);
+	assert_int_equal(st.vanished, 3);
+	assert_int_equal(st.syncs, 2);
+
+	/* -ENOBUFS without a trace: the caller says so. */
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	cn_proc_tracker_free(t);
+}
+
+/* A task that ends while /proc is read is reported vanished; when its exit
+ * event arrives after all it still gets its name, flagged; one that never
+ * sends one is dropped silently by the next sync (no second report). */
+static void test_exit_during_scan(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_tracker_stats st;
+	struct changes c = { 0 };
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_fork(100, 100, 150, 150, 1000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	ev = ev_fork(100, 100, 151, 151, 1000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 2);
+	assert_int_equal(c.vanished, 2);
+	assert_null(cn_proc_tracker_find(t, 150));
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, 3);
+	ev = ev_simple(CN_PROC_EXIT, 150, 150, 5000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "bash");
+	assert_true(e->flags & CN_PROC_ENTRY_VANISHED);
+	assert_int_equal(e->start_ns, 1000);
+	/* 151's exit never comes: the next sync forgets it without a report;
+	 * a fork reusing a vanished pid is a new task. */
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 0);
+	ev = ev_fork(100, 100, 151, 151, 6000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_false(e->flags & CN_PROC_ENTRY_VANISHED);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, 4);
+	assert_int_equal(st.vanished, 2);
+	cn_proc_tracker_free(t);
+}
+
+/* Many tasks in a small table: every removal keeps the others findable
+ * (backward-shift deletion), and the bound holds. */
+static void test_table_churn_and_bound(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(4096);
+	struct cn_proc_tracker_stats st;
+	struct cn_proc_event ev;
+
+	(void)state;
+	for (pid_t p = 1000; p < 1000 + 4096; p++) {
+		ev = ev_fork(1, 1, p, p, 1);
+		assert_non_null(cn_proc_tracker_event(t, &ev));
+	}
+	ev = ev_fork(1, 1, 99999, 99999, 1);
+	assert_null(cn_proc_tracker_event(t, &ev)); /* full */
+	for (pid_t p = 1000; p < 1000 + 4096; p += 3) {
+		ev = ev_simple(CN_PROC_EXIT, p, p, 2);
+		assert_non_null(cn_proc_tracker_event(t, &ev));
+	}
+	for (pid_t p = 1000; p < 1000 + 4096; p++) {
+		const struct cn_proc_entry *e = cn_proc_tracker_find(t, p);
+
+		if ((p - 1000) % 3 == 0)
+			assert_null(e);
+		else
+			assert_true(e && e->pid == p);
+	}
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.dropped, 1);
+	assert_int_equal(st.entries, 4096 - (4096 + 2) / 3);
+	cn_proc_tracker_free(t);
+}
+
+/* Options: the size rule shared with cn_open. */
+static void test_opts(void **state)
+{
+	struct {
+		struct cn_proc_tracker_opts o;
+		uint64_t newer;
+	} big = { .o = { .sz = sizeof(big), .proc_root = root } };
+	struct cn_proc_tracker_opts zero = { 0 };
+	struct cn_proc_tracker *t;
+
+	(void)state;
+	t = cn_proc_tracker_new(&big.o);
+	assert_non_null(t); /* larger, unknown bytes zero */
+	cn_proc_tracker_free(t);
+	big.newer = 1;
+	assert_null(cn_proc_tracker_new(&big.o));
+	assert_int_equal(errno, E2BIG);
+	assert_null(cn_proc_tracker_new(&zero));
+	assert_int_equal(errno, EINVAL);
+	big.o.sz = sizeof(big.o);
+	big.o.proc_root = "/nonexistent-cn";
+	assert_null(cn_proc_tracker_new(&big.o));
+	assert_int_equal(errno, ENOENT);
+	cn_proc_tracker_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_thread_and_comm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resync_after_loss, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exit_during_scan, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_table_churn_and_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_opts, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc_stats.c - what `cnctl proc` sums up: a per-command table (forks,
+ * clones, execs, exits, non-zero exits, exits lost while blind) like
+ * `forkstat -S`, loss reports on stderr at most once a second with exact
+ * totals, and the one-line summary at exit.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "proc.h"
+
+#define CMD_SLOTS	 8192u /* a power of two */
+#define CMD_MAX		 (CMD_SLOTS / 2)
+#define LOSS_REPORT_MS	 1000
+#define STATS_NAME_OTHER "(other)"
+
+int proc_stats_init(struct proc_state *st)
+{
+	st->cmds = calloc(CMD_SLOTS, sizeof(*st->cmds));
+	if (!st->cmds)
+		return -1;
+	st->cmd_mask = CMD_SLOTS - 1;
+	snprintf(st->other.comm, sizeof(st->other.comm), "%s", STATS_NAME_OTHER);
+	return 0;
+}
+
+void proc_stats_free(struct proc_state *st)
+{
+	free(st->cmds);
+	st->cmds = NULL;
+}
+
+static uint32_t hash_comm(const char *c)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < 16 && c[i]; i++)
+		h = (h ^ (unsigned char)c[i]) * 16777619u;
+	return h;
+}
+
+/* The counters of command `comm` ("[?]" when unknown). */
+static struct proc_cmd_stats *cmd(struct proc_state *st, const struct cn_proc_entry *e)
+{
+	const char *comm = e && e->comm[0] ? e->comm : "[?]";
+	uint32_t i;
+
+	if (!st->cmds)
+		return &st->other;
+	for (i = hash_comm(comm) & st->cmd_mask; st->cmds[i].comm[0]; i = (i + 1) & st->cmd_mask)
+		if (strncmp(st->cmds[i].comm, comm, sizeof(st->cmds[i].comm)) == 0)
+			return &st->cmds[i];
+	if (st->ncmds >= CMD_MAX)
+		return &st->other;
+	snprintf(st->cmds[i].comm, sizeof(st->cmds[i].comm), "%.15s", comm);
+	st->ncmds++;
+	return &st->cmds[i];
+}
+
+void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
+		      const struct cn_proc_entry *e)
+{
+	struct proc_cmd_stats *c;
+
+	switch (ev->what) {
+	case CN_PROC_FORK:
+		c = cmd(st, e);
+		if (ev->pid != ev->tgid)
+			c->clones++;
+		else
+			c->forks++;
+		break;
+	case CN_PROC_EXEC:
+		cmd(st, e)->execs++;
+		break;
+	case CN_PROC_EXIT:
+		/* A thread's end is not a process's exit. */
+		if (ev->pid != ev->tgid)
+			break;
+		c = cmd(st, e);
+		c->exits++;
+		if (ev->exit_code != 0)
+			c->failed++;
+		/* A rescan counted it lost; it ended during the scan and its
+		 * exit came after all. */
+		if (e && (e->flags & CN_PROC_ENTRY_VANISHED)) {
+			if (c->lost)
+				c->lost--;
+			if (st->vanished)
+				st->vanished--;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void proc_stats_vanished(struct proc_state *st, const struct cn_proc_entry *e)
+{
+	if (!(e->flags & CN_PROC_ENTRY_THREAD))
+		cmd(st, e)->lost++;
+}
+
+static uint64_t total(const struct proc_cmd_stats *c)
+{
+	return c->forks + c->clones + c->execs + c->exits + c->lost;
+}
+
+static int by_total(const void *a, const void *b)
+{
+	const struct proc_cmd_stats *x = a, *y = b;
+	uint64_t tx = total(x), ty = total(y);
+
+	if (tx != ty)
+		return tx < ty ? 1 : -1;
+	return strncmp(x->comm, y->comm, sizeof(x->comm));
+}
+
+static void json_row(FILE *f, const struct proc_cmd_stats *c, int first)
+{
+	fputs(first ? "" : ",", f);
+	fputs("{\"comm\":", f);
+	json_string(f, c->comm, sizeof(c->comm));
+	fprintf(f,
+		",\"forks\":%llu,\"clones\":%llu,\"execs\":%llu,\"exits\":%llu,"
+		"\"nonzero_exits\":%llu,\"lost_exits\":%llu}",
+		(unsigned long long)c->forks, (unsigned long long)c->clones,
+		(unsigned long long)c->execs, (unsigned long long)c->exits,
+		(unsigned long long)c->failed, (unsigned long long)c->lost);
+}
+
+static void text_row(FILE *f, const struct proc_cmd_stats *c)
+{
+	fprintf(f, "%8llu %8llu %8llu %8llu %8llu %8llu  %.16s\n", (unsigned long long)c->forks,
+		(unsigned long long)c->clones, (unsigned long long)c->execs,
+		(unsigned long long)c->exits, (unsigned long long)c->failed,
+		(unsigned long long)c->lost, c->comm);
+}
+
+void proc_stats_print(FILE *f, struct proc_state *st)
+{
+	struct proc_cmd_stats sum = { .comm = "(total)" };
+	struct proc_cmd_stats *rows;
+	uint32_t n = 0;
+
+	rows = calloc(st->ncmds + 1, sizeof(*rows));
+	if (!rows)
+		return;
+	for (uint32_t i = 0; st->cmds && i <= st->cmd_mask; i++)
+		if (st->cmds[i].comm[0])
+			rows[n++] = st->cmds[i];
+	if (total(&st->other))
+		rows[n++] = st->other;
+	qsort(rows, n, sizeof(*rows), by_total);
+	for (uint32_t i = 0; i < n; i++) {
+		sum.forks += rows[i].forks;
+		sum.clones += rows[i].clones;
+		sum.execs += rows[i].execs;
+		sum.exits += rows[i].exits;
+		sum.failed += rows[i].failed;
+		sum.lost += rows[i].lost;
+	}
+	if (st->o->common.json) {
+		fputs("{\"event\":\"stats\",\"commands\":[", f);
+		for (uint32_t i = 0; i < n; i++)
+			json_row(f, &rows[i], i == 0);
+		fputs("],\"total\":", f);
+		json_row(f, &sum, 1);
+		fprintf(f, ",\"lost_events\":%llu,\"overruns\":%llu}\n",
+			(unsigned long long)st->gaps, (unsigned long long)st->overruns);
+	} else {
+		fprintf(f, "\n%8s %8s %8s %8s %8s %8s  %s\n", "FORKS", "CLONES", "EXECS", "EXITS",
+			"FAILED", "LOST", "COMMAND");
+		for (uint32_t i = 0; i < n; i++)
+			text_row(f, &rows[i]);
+		text_row(f, &sum);
+		fputs("FAILED: exits with a non-zero status or by a signal; LOST: exits not seen "
+		      "(events lost; found by a /proc rescan)\n",
+		      f);
+	}
+	free(rows);
+}
+
+void proc_loss_report(struct proc_state *st, int force)
+{
+	int64_t now = cnctl_now_ms();
+	uint64_t g = st->unreported_gaps, o = st->unreported_overruns;
+
+	if (!g && !o)
+		return;
+	if (!force && now - st->last_loss_report_ms < LOSS_REPORT_MS)
+		return;
+	st->last_loss_report_ms = now;
+	st->unreported_gaps = st->unreported_overruns = 0;
+	if (st->o->common.quiet)
+		return;
+	/* One line however many losses since the last: a storm used to
+	 * print one line per overrun. */
+	fprintf(stderr,
+		"cnctl: lost events: %llu missing from per-CPU sequences, %llu receive "
+		"buffer overruns since the last report (total: %llu missing, %llu overruns)\n",
+		(unsigned long long)g, (unsigned long long)o, (unsigned long long)st->gaps,
+		(unsigned long long)st->overruns);
+}
+
+void proc_summary(struct proc_state *st)
+{
+	char gaps[48];
+
+	if (st->kernel_filter)
+		snprintf(gaps, sizeof(gaps), "gaps not tracked: kernel filter");
+	else
+		snprintf(gaps, sizeof(gaps), "%llu lost (per-CPU gaps)",
+			 (unsigned long long)st->gaps);
+	fprintf(stderr, "cnctl: %llu events printed, %s, %llu overruns\n",
+		(unsigned long long)st->printed, gaps, (unsigned long long)st->overruns);
+	if (st->resyncs)
+		fprintf(stderr,
+			"cnctl: %llu resyncs with /proc after loss: %llu tasks appeared and %llu "
+			"vanished unseen\n",
+			(unsigned long long)st->resyncs, (unsigned long long)st->appeared,
+			(unsigned long long)st->vanished);
+}
