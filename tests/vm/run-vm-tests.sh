@@ -26,7 +26,7 @@
 #   --cnctl      a statically linked cnctl: the guest runs "cnctl kmod" (and
 #                checks its exit status) before unloading cnbus.
 # Environment: KVER or KERNEL + KDIR (another kernel than --kernel's),
-#   VM_TIMEOUT (seconds, default 900; 1800 for debug), VM_SMP (2),
+#   VM_TIMEOUT (seconds, default 900; 2700 for debug), VM_SMP (2),
 #   VM_MEM (1G), CNBUS_BURST (inserts per CPU in the burst test, 50000).
 #
 # Exit: 0 all passed, 1 a test failed or the kernel log is not clean,
@@ -109,7 +109,7 @@ APPEND="loglevel=4 slub_debug=FZP"
 [ -n "${CNBUS_BURST:-}" ] && APPEND="$APPEND cnbus.burst=$CNBUS_BURST"
 [ -n "$TESTS" ] && APPEND="$APPEND cnbus.tests=$(echo "$TESTS" | tr ' ' ,)"
 TIMEOUT=900
-[ "$KNAME" = debug ] && TIMEOUT=1800
+[ "$KNAME" = debug ] && TIMEOUT=2700
 T1=$(date +%s)
 vm_boot "${VM_TIMEOUT:-$TIMEOUT}" "$APPEND"
 T2=$(date +%s)
