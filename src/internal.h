@@ -4,6 +4,7 @@
 #define LIBCN_INTERNAL_H
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <strings.h>
@@ -30,6 +31,18 @@ struct cn_async;
 
 #define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
+
+/* The sender of the datagram in a slot, padded to the size of a struct
+ * cn_message: cn_recv_batch's fill loop (recv.c) finds slot i's sender, its
+ * mmsghdr and out[i] from one index (16 * i, scaled by 1, 4 and 1) instead
+ * of advancing a pointer for each. */
+struct cn_addr {
+	struct sockaddr_nl nl;
+	uint32_t pad;
+};
+_Static_assert(sizeof(struct cn_addr) == sizeof(struct cn_message) &&
+		   sizeof(struct mmsghdr) == 4 * sizeof(struct cn_message),
+	       "cn_recv_batch's fill loop indexes these arrays with one index");
 
 /* Datagrams read by the last receive system call and not yet fully walked. */
 struct cn_rx_cursor {
@@ -85,7 +98,7 @@ struct cn_sock {
 	uint32_t nslots;
 	struct mmsghdr *mmsg;
 	struct iovec *iov;
-	struct sockaddr_nl *addrs;
+	struct cn_addr *addrs;
 	/* With pktinfo only (NULL until then): a control buffer per slot
 	 * (CN_CTRL_SIZE bytes) and the group each slot's datagram came
 	 * through, taken from its NETLINK_PKTINFO cmsg when it was read. */
@@ -204,6 +217,31 @@ int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
 static inline int cn__rx_pending(const struct cn_sock *s)
 {
 	return s->rx.next < s->rx.count;
+}
+
+#define CN_ADJACENT_INTS(type, a, b)                                                               \
+	(offsetof(type, b) == offsetof(type, a) + sizeof(int) && sizeof(((type *)0)->a) == 4 &&    \
+	 sizeof(((type *)0)->b) == 4)
+_Static_assert(CN_ADJACENT_INTS(struct cn_backlog, lost, err) &&
+		   CN_ADJACENT_INTS(struct cn_sock, deferred_err, pktinfo) &&
+		   CN_ADJACENT_INTS(struct cn_rx_cursor, next, count),
+	       "cn__rx_fresh reads these pairs as one 8-byte word each");
+
+/*
+ * The receive state a fresh read needs: nothing kept by cn_request (nor a
+ * loss or an error to report after it), no error put off, no datagram left
+ * to walk (the walk keeps rx.next <= rx.count), no NETLINK_PKTINFO. Each
+ * pair of adjacent 32-bit fields is read as one word: 9 instructions where
+ * the field-by-field test took 18, on every cn_recv_batch call.
+ */
+static inline int cn__rx_fresh(const struct cn_sock *s)
+{
+	uint64_t kept, put_off, rx;
+
+	memcpy(&kept, &s->backlog.lost, sizeof(kept));	     /* lost, err */
+	memcpy(&put_off, &s->deferred_err, sizeof(put_off)); /* deferred_err, pktinfo */
+	memcpy(&rx, &s->rx.next, sizeof(rx));		     /* next, count */
+	return ((uint64_t)s->backlog.count | kept | put_off | ((rx >> 32) ^ (uint32_t)rx)) == 0;
 }
 /* The error put off by a call that had already returned messages (0: none);
  * clears it. */

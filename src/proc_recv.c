@@ -3,24 +3,30 @@
  * received, cn_proc_recv with its fused fast path for the common datagram. */
 #include "proc_internal.h"
 
+/* cn_proc_handle's refusals, out of line: with no call left on its own path,
+ * cn_proc_handle needs no stack frame. */
+static __attribute__((noinline, cold)) int handle_fail(int err)
+{
+	return cn_fail(err);
+}
+
 int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc_event *ev)
 {
 	const struct cn_msg *msg;
 	uint64_t id;
 
-	/* The batch path calls this once per message: the tests are written
-	 * to compile to few instructions (one branch for the three pointers,
-	 * one 8-byte compare for the id). */
-	if (__builtin_expect(!s | !m | !ev, 0))
-		return cn_fail(EINVAL);
+	/* The batch path calls this once per message: one 8-byte compare
+	 * for the id, the refusals out of line. */
+	if (__builtin_expect(!s || !m || !ev, 0))
+		return handle_fail(EINVAL);
 	msg = m->msg;
 	if (__builtin_expect(!msg, 0))
-		return cn_fail(EINVAL);
+		return handle_fail(EINVAL);
 	memcpy(&id, &msg->id, sizeof(id));
 	if (id != ((uint64_t)CN_VAL_PROC << 32 | CN_IDX_PROC))
 		return 0;
-	if (msg->len < sizeof(struct proc_event))
-		return cn_fail(EBADMSG);
+	if (__builtin_expect(msg->len < sizeof(struct proc_event), 0))
+		return handle_fail(EBADMSG);
 	return cn__proc_handle_event(s, msg, ev);
 }
 
@@ -69,7 +75,7 @@ proc_recv_fast(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags)
 	if (n != PROC_DGRAM_LEN || memcmp(nlh, &proc_nlh, sizeof(proc_nlh)) ||
 	    m->len != sizeof(struct proc_event) || memcmp(&m->id, &proc_id, sizeof(proc_id)) ||
 	    from.nl_pid != 0) {
-		s->addrs[0] = from;
+		s->addrs[0].nl = from;
 		cn__slot0_filled(s, n);
 		return FALLBACK;
 	}
@@ -86,8 +92,7 @@ static int proc_recv_loop(struct cn_sock *s, struct cn_proc_event *ev, unsigned 
 		struct cn_message m;
 		int r = FALLBACK;
 
-		if (!s->backlog.count && !s->backlog.lost && !s->backlog.err && !s->deferred_err &&
-		    !s->pktinfo && !cn__rx_pending(s))
+		if (cn__rx_fresh(s))
 			r = proc_recv_fast(s, ev, flags);
 		if (r == FALLBACK) {
 			r = cn_recv(s, &m, flags);
@@ -118,8 +123,7 @@ int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags
 	/* The first try inline, the rest (acks, filtered events, anything
 	 * the fast path leaves) in the loop: a proc listener's usual call
 	 * is one datagram holding one event it wants. */
-	if (s->backlog.count || s->backlog.lost || s->backlog.err || s->deferred_err ||
-	    s->pktinfo || cn__rx_pending(s))
+	if (!cn__rx_fresh(s))
 		return proc_recv_loop(s, ev, flags, 0);
 	r = proc_recv_fast(s, ev, flags);
 	if (r == 1)

@@ -70,8 +70,9 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 	 * msg_flags of every entry it fills, and only filled entries are
 	 * walked. */
 	if (n == 1) {
-		ssize_t r = __builtin_expect(s->pktinfo, 0) ? recv_one_pktinfo(s, fl, &s->addrs[0])
-							    : cn__recv_one(s, fl, &s->addrs[0]);
+		ssize_t r = __builtin_expect(s->pktinfo, 0)
+				? recv_one_pktinfo(s, fl, &s->addrs[0].nl)
+				: cn__recv_one(s, fl, &s->addrs[0].nl);
 
 		if (r < 0)
 			return (int)r;
@@ -92,7 +93,7 @@ int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
 	}
 	if (s->pktinfo)
 		for (int i = 0; i < got; i++)
-			s->groups[i] = pktinfo_group(&s->mmsg[i].msg_hdr, s->addrs[i].nl_groups);
+			s->groups[i] = pktinfo_group(&s->mmsg[i].msg_hdr, s->addrs[i].nl.nl_groups);
 	s->rx.next = 0;
 	s->rx.count = (uint32_t)got;
 	s->rx.offset = 0;
@@ -205,7 +206,7 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 	while (s->rx.next < s->rx.count) {
 		uint32_t i = s->rx.next;
 		const struct msghdr *h = &s->mmsg[i].msg_hdr;
-		const struct sockaddr_nl *from = &s->addrs[i];
+		const struct sockaddr_nl *from = &s->addrs[i].nl;
 		const struct cn_msg *m;
 		size_t off;
 		int r;
@@ -394,13 +395,17 @@ static int recv_batch_walk(struct cn_sock *s, struct cn_message *out, unsigned i
 static inline int recv_batch_fill(struct cn_sock *s, struct cn_message *out, int got,
 				  unsigned int max, unsigned int flags)
 {
-	const struct mmsghdr *mm = s->mmsg;
-	const struct sockaddr_nl *from = s->addrs;
+	/* Byte offsets: out[i], s->addrs[i] at 16 * i, s->mmsg[i] at 64 * i. */
+	const uint8_t *mb = (const uint8_t *)s->mmsg, *ab = (const uint8_t *)s->addrs;
+	uint8_t *ob = (uint8_t *)out;
 	const uint8_t *p = s->slots;
-	struct cn_message *o, *end = out + got;
+	size_t k, end = (size_t)got * sizeof(*out);
 	int i;
 
-	for (o = out; o < end; o++, mm++, from++, p += CN_SLOT_SIZE) {
+	for (k = 0; k < end; k += sizeof(*out), p += CN_SLOT_SIZE) {
+		const struct mmsghdr *mm = (const struct mmsghdr *)(mb + 4 * k);
+		const struct sockaddr_nl *from = &((const struct cn_addr *)(ab + k))->nl;
+		struct cn_message *o = (struct cn_message *)(ob + k);
 		const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
 		uint64_t head; /* nlmsg_len, nlmsg_type, nlmsg_flags */
 		uint32_t len = mm->msg_len, g = from->nl_groups;
@@ -416,9 +421,9 @@ static inline int recv_batch_fill(struct cn_sock *s, struct cn_message *out, int
 		/* The proc connector's group 1 without ffs. */
 		o->group = g == 1 ? 1 : (uint32_t)__builtin_ffs((int)g);
 	}
-	i = (int)(o - out);
+	i = (int)(k / sizeof(*out));
 	s->st.messages += (uint64_t)i;
-	if (i == got)
+	if (k == end)
 		return i; /* rx.next == rx.count still: nothing to walk */
 	s->rx.next = (uint32_t)i;
 	s->rx.count = (uint32_t)got;
@@ -426,23 +431,28 @@ static inline int recv_batch_fill(struct cn_sock *s, struct cn_message *out, int
 	return recv_batch_walk(s, out, (unsigned int)i, max, flags);
 }
 
+/* cn_recv_batch when the fresh read does not apply (see there). */
+static int recv_batch_general(struct cn_sock *s, struct cn_message *out, unsigned int max,
+			      unsigned int flags)
+{
+	if (!max)
+		return cn_fail(EINVAL);
+	return recv_batch_walk(s, out, 0, max, flags);
+}
+
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
 	unsigned int n;
 	int got;
 
-	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
+	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
 	n = max < s->nslots ? max : s->nslots;
-	/* Branch-free: one test for the cases the walk handles (something
-	 * kept, put off or left to walk, PKTINFO; the walk always leaves
-	 * rx.next <= rx.count). One slot: cn__read_datagrams' recvfrom is
-	 * cheaper than recvmmsg. */
-	if (__builtin_expect((s->backlog.count | (size_t)s->backlog.lost | (size_t)s->backlog.err |
-			      (size_t)s->deferred_err | (size_t)s->pktinfo |
-			      (size_t)(s->rx.next ^ s->rx.count) | (size_t)(n == 1)) != 0,
-			     0))
-		return recv_batch_walk(s, out, 0, max, flags);
+	/* One test for max 0 (EINVAL there), one slot (cn__read_datagrams'
+	 * recvfrom is cheaper than recvmmsg) and whatever the walk handles:
+	 * something kept, put off or left to walk, PKTINFO. */
+	if (__builtin_expect(n <= 1 || !cn__rx_fresh(s), 0))
+		return recv_batch_general(s, out, max, flags);
 	/* A CN_OPEN_NONBLOCK socket's fd is O_NONBLOCK already (cn_open,
 	 * cn_set_nonblocking): only the per-call flag needs MSG_DONTWAIT. */
 	s->st.syscalls++;

@@ -51,8 +51,8 @@ static int alloc_rx(struct cn_sock *s, uint32_t nslots)
 		s->iov[i].iov_len = CN_SLOT_SIZE;
 		s->mmsg[i].msg_hdr.msg_iov = &s->iov[i];
 		s->mmsg[i].msg_hdr.msg_iovlen = 1;
-		s->mmsg[i].msg_hdr.msg_name = &s->addrs[i];
-		s->mmsg[i].msg_hdr.msg_namelen = sizeof(s->addrs[i]);
+		s->mmsg[i].msg_hdr.msg_name = &s->addrs[i].nl;
+		s->mmsg[i].msg_hdr.msg_namelen = sizeof(s->addrs[i].nl);
 	}
 	return 0;
 }
@@ -269,7 +269,7 @@ static int pktinfo_on(struct cn_sock *s)
 	/* Datagrams read before, not yet walked, came without the cmsg:
 	 * their groups as nl_groups gave them. */
 	for (uint32_t i = s->rx.next; i < s->rx.count; i++)
-		s->groups[i] = (uint32_t)ffs((int)s->addrs[i].nl_groups);
+		s->groups[i] = (uint32_t)ffs((int)s->addrs[i].nl.nl_groups);
 	s->pktinfo = 1;
 	return 0;
 }

@@ -245,6 +245,29 @@ static void request_overrun_wait(void **state)
 	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
+/* The same overrun with nothing kept before it: cn_recv_batch must not take
+ * the fast read (which looks at nothing kept) but report -ENOBUFS first,
+ * then read what came after. It tests the kept loss alone (count 0). */
+static void request_overrun_wait_then_batch(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct kernel k = { .no_answer = 1, .overrun = 1, .reply = 1 };
+	struct cn_message reply, out[8];
+	union buf b;
+
+	fake_on_send(kernel, &k);
+	assert_int_equal(
+	    cn_request(s, req(&b), CN_REQUEST_OVERRUN_WAIT, CN_MATCH_STRICT, 1000, &reply), 0);
+	assert_int_equal(cn_pending(s), 0);
+	/* 4 bytes: a datagram exactly as long as its message, which the
+	 * fast read would take. */
+	fake_add_cn(fake_dgram(0), 5, 6, 107, 0, "uuuu", 4);
+	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), -ENOBUFS);
+	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(out[0].msg->seq, 107);
+	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -258,6 +281,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(request_ack_then_reply, setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(request_after_refused_send, setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(request_overrun_wait, setup, fake_teardown),
+		cmocka_unit_test_setup_teardown(request_overrun_wait_then_batch, setup,
+						fake_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

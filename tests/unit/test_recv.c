@@ -363,6 +363,42 @@ static void batch_fast_then_walked(void **state)
 	assert_int_equal(out[0].msg->seq, 10);
 }
 
+/* Every slot of a full fresh read taken by the fill loop (one index for
+ * out[], the senders and the mmsghdrs): each message, group and port where
+ * it belongs, and the sender check applied to the last slot as to the first.
+ * Payloads of 4 bytes: the datagram is exactly as long as its message, as
+ * the kernel sends it (fake_add_cn pads the datagram, so a 1-byte payload
+ * makes a datagram the fill leaves to the walk). */
+static void batch_fill_every_slot(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[40];
+	struct fake_dgram *d;
+	int n;
+
+	for (uint32_t i = 0; i < 31; i++) {
+		d = fake_dgram(0);
+		d->groups = 1u << i; /* group i + 1 */
+		add(d, i, "wxyz");
+	}
+	add(fake_dgram(4242), 99, "spof"); /* slot 31 of 32 */
+	add(fake_dgram(0), 31, "wxyz");
+
+	memset(out, 0xa5, sizeof(out));
+	n = cn_recv_batch(s, out, 40, CN_RECV_DONTWAIT);
+	assert_int_equal(n, 31);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(out[i].msg->seq, (uint32_t)i);
+		assert_int_equal(out[i].group, (uint32_t)i + 1);
+		assert_int_equal(out[i].port, 0);
+	}
+	assert_int_equal(stats(s).messages, 31);
+	assert_int_equal(stats(s).foreign, 1);
+	assert_int_equal(stats(s).syscalls, 1);
+	assert_int_equal(cn_recv_batch(s, out, 40, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(out[0].msg->seq, 31);
+}
+
 static void batch_smaller_than_available(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -538,6 +574,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, fake_teardown),
 		T(batch_several_datagrams_one_syscall),
 		T(batch_fast_then_walked),
+		T(batch_fill_every_slot),
 		T(batch_smaller_than_available),
 		T(batch_overrun_after_messages),
 		T(batch_malformed_and_foreign),

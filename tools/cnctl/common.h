@@ -125,7 +125,7 @@ int cnctl_common_opt(int c, char **argv, struct cnctl_opts *o);
 /* Refuse --unit together with --kmod: 0, or a usage error's exit code. */
 int cnctl_check_unit_kmod(const struct cnctl_opts *o);
 
-/* ---- msg.c: what send, listen, request and notify share ---- */
+/* ---- msg_args.c: the arguments send, listen, request and notify share ---- */
 
 /* Parse a 32-bit unsigned integer, decimal or hex with 0x. 0 or -1. */
 int cnctl_parse_u32(const char *s, uint32_t *out);
@@ -162,6 +162,8 @@ int cnctl_msg_positional(int argc, char **argv, struct cnctl_msg_args *m,
 int cnctl_msg_build(const char *cmd, const struct cnctl_msg_args *m, void *buf, size_t size,
 		    struct cn_msg **out);
 
+/* ---- msg_sock.c: their socket ---- */
+
 /* Open a socket for o->cmd on o->unit (>= 0), or when it is < 0 on the
  * kernel's connector (NETLINK_CONNECTOR) or, with o->kmod, on the unit kmod
  * reports (cn_bus_query); with o->rcvbuf the receive buffer is set as
@@ -175,6 +177,8 @@ void cnctl_set_rcvbuf(struct cn_sock *s, int bytes);
 
 /* Report a failure of cn_bus_query (r < 0) and return the exit code. */
 int cnctl_kmod_err(int r);
+
+/* ---- msg_print.c: printing what they receive ---- */
 
 /* Print a received message: a line "ID seq=.. ack=.. len=.. flags=..
  * port=.. group=.. data" (data as a quoted string when it is text, else as
