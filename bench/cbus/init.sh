@@ -3,11 +3,8 @@
 # the kernel log, power off. Parameters come from the kernel command line
 # (cbench.count, cbench.batch, cbench.len, cbench.burst, cbench.burst_irq,
 # cbench.large).
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-export PATH=/bin
+. /lib/vm-guest.sh
+vm_guest_start
 
 COUNT=20000 BATCH=256 LEN=32 BURST=50000 BURST_IRQ=3000 LARGE=1024
 for arg in $(cat /proc/cmdline); do
@@ -31,8 +28,4 @@ if insmod /lib/cnbus/cnbus.ko && insmod /lib/cnbus/cnbus_test.ko period_ms=0; th
 else
 	echo "Bail out! insmod"
 fi
-echo "CBENCH-DMESG-BEGIN"
-dmesg
-echo "CBENCH-DMESG-END"
-echo "CBENCH-END"
-poweroff -f
+vm_guest_end CBENCH

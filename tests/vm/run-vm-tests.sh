@@ -2,162 +2,149 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # run-vm-tests.sh - build kmod (and the example module examples/kernel)
-# against Debian's 6.1 headers, boot Debian's kernel under QEMU (TCG, never
-# KVM) with a busybox initramfs holding the modules and the guest test
-# binary, and judge the serial console log.
+# against one kernel, boot that kernel under QEMU (TCG, never KVM) with a
+# busybox initramfs holding the modules and the guest test programs, and
+# judge the serial console log strictly. The boot logic is tests/vm/lib/vm.sh.
 #
-# Usage: run-vm-tests.sh [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
+# Usage: run-vm-tests.sh [--kernel NAME] [--light] [--guest-dir DIR]
+#                        [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
 #                        [--tests "name ..."] [--cnctl PATH] [--keep]
-#   --guest-bin  statically linked cnbus_vmtest (CMake target cnbus_vmtest);
-#                without it the script compiles tests/vm/guest/*.c with gcc
-#                against --libcn-a (default: builds libcn with CMake in WORK).
+#   --kernel     6.1 (default), 6.1-rt, 6.12, 6.12-rt (Debian's, newest
+#                installed ABI) or debug (tests/vm/debug-kernel/build.sh:
+#                KASAN, lockdep, kmemleak, debugobjects; built once, cached).
+#   --light      the whole suite with a tenth of the messages (bursts, echo
+#                round trips, fault blaster): CTest uses it for the debug
+#                kernel, where KASAN and lockdep slow kmod down ~10x.
+#   --guest-dir  a directory of statically linked guest programs (CMake
+#                builds one from tests/vm/guest); each goes to /bin.
+#   --guest-bin  one statically linked guest program (may repeat).
+#                Without either, the script compiles tests/vm/guest: each
+#                *.c with a main() is a program, linked with the other *.c
+#                and --libcn-a (default: builds libcn with CMake in WORK).
 #   --work       scratch directory (default: a fresh mktemp -d).
 #   --tests      run only these guest tests (see cnbus_vmtest.c).
 #   --cnctl      a statically linked cnctl: the guest runs "cnctl kmod" (and
 #                checks its exit status) before unloading cnbus.
-# Environment: KVER (6.1.0-57-amd64), KDIR, KERNEL, VM_TIMEOUT (seconds,
-#   default 900), VM_SMP (2), VM_MEM (1G), CNBUS_BURST (inserts per CPU in
-#   the burst test, default 50000).
+# Environment: KVER or KERNEL + KDIR (another kernel than --kernel's),
+#   VM_TIMEOUT (seconds, default 900; 2700 for debug), VM_SMP (2),
+#   VM_MEM (1G), CNBUS_BURST (inserts per CPU in the burst test, 50000).
 #
 # Exit: 0 all passed, 1 a test failed or the kernel log is not clean,
 #       77 the host cannot run it (no qemu, kernel, headers or busybox).
 set -eu
 
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-KVER=${KVER:-6.1.0-57-amd64}
-KDIR=${KDIR:-/lib/modules/$KVER/build}
-KERNEL=${KERNEL:-/boot/vmlinuz-$KVER}
-VM_TIMEOUT=${VM_TIMEOUT:-900}
-VM_SMP=${VM_SMP:-2}
-VM_MEM=${VM_MEM:-1G}
-GUEST_BIN=
+VM_SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$VM_SRC/tests/vm/lib/vm.sh"
+KNAME=6.1
+LIGHT=0
+GUEST_BINS=
+GUEST_DIR=
 LIBCN_A=
-WORK=
+VM_WORK=
 TESTS=
 CNCTL=
 KEEP=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
-	--guest-bin) GUEST_BIN=$2; shift 2 ;;
+	--kernel) KNAME=$2; shift 2 ;;
+	--light) LIGHT=1; shift ;;
+	--guest-dir) GUEST_DIR=$2; shift 2 ;;
+	--guest-bin) GUEST_BINS="$GUEST_BINS $2"; shift 2 ;;
 	--libcn-a) LIBCN_A=$2; shift 2 ;;
-	--work) WORK=$2; shift 2 ;;
+	--work) VM_WORK=$2; shift 2 ;;
 	--tests) TESTS=$2; shift 2 ;;
 	--cnctl) CNCTL=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
-	*) echo "usage: $0 [--guest-bin PATH] [--libcn-a PATH] [--work DIR] [--tests LIST]" >&2; exit 2 ;;
+	*) sed -n '/^# Usage/,/^# *--cnctl/p' "$0" >&2; exit 2 ;;
 	esac
 done
 
-skip() { echo "SKIP: $*"; exit 77; }
-command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed"
-[ -r "$KERNEL" ] || skip "kernel $KERNEL not readable"
-[ -d "$KDIR" ] || skip "kernel headers $KDIR missing"
-BUSYBOX=$(command -v busybox || true)
-[ -n "$BUSYBOX" ] && file -L "$BUSYBOX" 2>/dev/null | grep -q "statically linked" ||
-	{ [ -x /bin/busybox ] && BUSYBOX=/bin/busybox; }
-[ -n "$BUSYBOX" ] || skip "busybox(-static) not installed"
-command -v cpio >/dev/null || skip "cpio not installed"
-
-if [ -z "$WORK" ]; then
-	WORK=$(mktemp -d /tmp/cnbus-vm.XXXXXX)
-	[ "$KEEP" = 1 ] || trap 'rm -rf "$WORK"' EXIT
+vm_skip() { echo "SKIP: $*"; exit 77; }
+vm_fail() { echo "FAIL: $*"; exit 1; }
+T0=$(date +%s)
+vm_host_tools
+if [ -z "$VM_WORK" ]; then
+	VM_WORK=$(mktemp -d /tmp/cnbus-vm.XXXXXX)
+	[ "$KEEP" = 1 ] || trap 'rm -rf "$VM_WORK"' EXIT
 fi
-mkdir -p "$WORK"
-WORK=$(cd "$WORK" && pwd)
+mkdir -p "$VM_WORK"
+VM_WORK=$(cd "$VM_WORK" && pwd)
+vm_kernel "$KNAME"
 
-# 1. kmod, built on a copy so the source tree stays clean.
-rm -rf "$WORK/src"
-mkdir -p "$WORK/src/kmod" "$WORK/src/include/libcn"
-cp "$SRC"/kmod/Kbuild "$SRC"/kmod/Makefile "$SRC"/kmod/*.c "$SRC"/kmod/*.h "$WORK/src/kmod/"
-cp "$SRC"/include/libcn/*.h "$WORK/src/include/libcn/"
-echo "== building kmod against $KDIR"
-make -s -C "$WORK/src/kmod" KDIR="$KDIR" W=1 -j2 >"$WORK/kmod-build.log" 2>&1 || {
-	cat "$WORK/kmod-build.log"; echo "FAIL: kmod build"; exit 1; }
-if grep -E "warning:|error:" "$WORK/kmod-build.log"; then
-	echo "FAIL: kmod build has warnings"; exit 1
+# 1. kmod and the example module, W=1 clean.
+rm -rf "$VM_WORK/src"
+vm_build_module kmod W=1 -j2
+vm_build_module examples/kernel W=1
+if grep -E "warning:|error:" "$VM_WORK/kmod-build.log" "$VM_WORK/examples-kernel-build.log"; then
+	vm_fail "module build has warnings"
 fi
 
-# 1b. The example kernel module (examples/kernel), against kmod's symbols.
-mkdir -p "$WORK/src/examples/kernel"
-cp "$SRC"/examples/kernel/Kbuild "$SRC"/examples/kernel/Makefile "$SRC"/examples/kernel/*.c \
-	"$WORK/src/examples/kernel/"
-echo "== building examples/kernel against $KDIR"
-make -s -C "$WORK/src/examples/kernel" KDIR="$KDIR" W=1 >"$WORK/example-build.log" 2>&1 || {
-	cat "$WORK/example-build.log"; echo "FAIL: examples/kernel build"; exit 1; }
-if grep -E "warning:|error:" "$WORK/example-build.log"; then
-	echo "FAIL: examples/kernel build has warnings"; exit 1
+# 2. The guest programs, static so the initramfs needs no libraries.
+if [ -z "$GUEST_DIR$GUEST_BINS" ]; then
+	GUEST_DIR=$VM_WORK/guest-bin
+	mkdir -p "$GUEST_DIR"
+	PROGS=$(grep -l '^int main(' "$VM_SRC"/tests/vm/guest/*.c)
+	LIBSRC=$(grep -L '^int main(' "$VM_SRC"/tests/vm/guest/*.c || true)
+	for p in $PROGS; do
+		# shellcheck disable=SC2086 # word splitting of the source list
+		vm_build_guest "$GUEST_DIR/$(basename "$p" .c)" "$p" $LIBSRC
+	done
 fi
-
-# 2. The guest test binary, static so the initramfs needs no libraries.
-if [ -z "$GUEST_BIN" ]; then
-	if [ -z "$LIBCN_A" ]; then
-		echo "== building libcn"
-		cmake -S "$SRC" -B "$WORK/libcn-build" -DBUILD_TESTING=OFF >"$WORK/libcn-build.log" 2>&1 &&
-			cmake --build "$WORK/libcn-build" --target cn_static -j2 >>"$WORK/libcn-build.log" 2>&1 || {
-			cat "$WORK/libcn-build.log"; echo "FAIL: libcn build"; exit 1; }
-		LIBCN_A="$WORK/libcn-build/libcn.a"
-	fi
-	GUEST_BIN="$WORK/cnbus_vmtest"
-	gcc -O2 -g -Wall -Wextra -Werror -static -I"$SRC/include" -I/usr/include/libnl3 \
-		-o "$GUEST_BIN" "$SRC"/tests/vm/guest/cnbus_vmtest.c "$SRC"/tests/vm/guest/hostile.c \
-		"$SRC"/tests/vm/guest/kstat.c \
-		"$LIBCN_A" -l:libnl-genl-3.a -l:libnl-3.a -lpthread -lm 2>"$WORK/guest-build.log" || {
-		cat "$WORK/guest-build.log"; echo "FAIL: guest test build"; exit 1; }
-fi
-file -L "$GUEST_BIN" | grep -q "statically linked" || { echo "FAIL: $GUEST_BIN is not static"; exit 1; }
+[ -z "$GUEST_DIR" ] || GUEST_BINS="$GUEST_BINS $(find "$GUEST_DIR" -maxdepth 1 -type f -perm -u+x)"
+[ -z "$CNCTL" ] || GUEST_BINS="$GUEST_BINS $CNCTL"
 
 # 3. initramfs.
-ROOT="$WORK/root"
-rm -rf "$ROOT"
-mkdir -p "$ROOT/bin" "$ROOT/proc" "$ROOT/sys" "$ROOT/dev" "$ROOT/tmp" "$ROOT/lib/cnbus"
-cp "$BUSYBOX" "$ROOT/bin/busybox"
-cp "$GUEST_BIN" "$ROOT/bin/cnbus_vmtest"
-if [ -n "$CNCTL" ]; then
-	file -L "$CNCTL" | grep -q "statically linked" || { echo "FAIL: $CNCTL is not static"; exit 1; }
-	cp "$CNCTL" "$ROOT/bin/cnctl"
-fi
-cp "$WORK/src/kmod/cnbus.ko" "$WORK/src/kmod/cnbus_test.ko" "$ROOT/lib/cnbus/"
-cp "$WORK/src/examples/kernel/cn_hello.ko" "$ROOT/lib/cnbus/"
-cp "$SRC/tests/vm/guest/init.sh" "$ROOT/init"
-chmod 755 "$ROOT/init"
-(cd "$ROOT" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$WORK/initramfs.gz"
+vm_root "$VM_SRC/tests/vm/guest/init.sh"
+for b in $GUEST_BINS; do
+	file -L "$b" | grep -q "statically linked" || vm_fail "$b is not static"
+	n=$(basename "$b")
+	[ "$n" = cnctl_static ] && n=cnctl
+	cp "$b" "$VM_ROOT/bin/$n"
+done
 
-# 4. Boot. TCG only: KVM does not work on these machines.
-APPEND="console=ttyS0 panic=-1 loglevel=4 slub_debug=FZP"
+# 4. Boot.
+APPEND="loglevel=4 slub_debug=FZP"
+[ "$LIGHT" = 1 ] && APPEND="$APPEND cnbus.burst=5000 cnbus.echo=500 cnbus.fault=2000"
 [ -n "${CNBUS_BURST:-}" ] && APPEND="$APPEND cnbus.burst=$CNBUS_BURST"
 [ -n "$TESTS" ] && APPEND="$APPEND cnbus.tests=$(echo "$TESTS" | tr ' ' ,)"
-LOG="$WORK/console.log"
-echo "== booting $KERNEL (smp $VM_SMP, $VM_MEM, timeout ${VM_TIMEOUT}s); log: $LOG"
-set +e
-timeout -k 10 "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg -m "$VM_MEM" -smp "$VM_SMP" \
-	-nographic -no-reboot -nic none -kernel "$KERNEL" -initrd "$WORK/initramfs.gz" \
-	-append "$APPEND" </dev/null >"$LOG" 2>&1
-QRC=$?
-set -e
-tr -d '\r' <"$LOG" >"$LOG.txt"
+TIMEOUT=900
+[ "$KNAME" = debug ] && TIMEOUT=2700
+T1=$(date +%s)
+vm_boot "${VM_TIMEOUT:-$TIMEOUT}" "$APPEND"
+T2=$(date +%s)
+LOG=$VM_LOG.txt
 
 # 5. Judge.
-sed -n '/VMTEST-BEGIN/,/^VMTEST-DMESG-BEGIN/p' "$LOG.txt" | grep -v '^VMTEST-DMESG-BEGIN' || true
+sed -n '/VMTEST-BEGIN/,/^VMTEST-DMESG-BEGIN/p' "$LOG" | grep -v '^VMTEST-DMESG-BEGIN' || true
 FAIL=0
-[ "$QRC" = 0 ] || { echo "FAIL: qemu exit status $QRC (124: timeout)"; FAIL=1; }
-grep -q '^VMTEST-END' "$LOG.txt" || { echo "FAIL: guest did not finish"; FAIL=1; }
-NOTOK=$(grep -c '^not ok' "$LOG.txt" || true)
-OK=$(grep -c '^ok' "$LOG.txt" || true)
-SUMMARIES=$(grep -c '^VMTEST-SUMMARY' "$LOG.txt" || true)
+[ "$VM_QRC" = 0 ] || { echo "FAIL: qemu exit status $VM_QRC (124: timeout)"; FAIL=1; }
+grep -q '^VMTEST-END' "$LOG" || { echo "FAIL: guest did not finish"; FAIL=1; }
+NOTOK=$(grep -c '^not ok' "$LOG" || true)
+OK=$(grep -c '^ok' "$LOG" || true)
+SUMMARIES=$(grep -c '^VMTEST-SUMMARY' "$LOG" || true)
 [ "$NOTOK" = 0 ] || { echo "FAIL: $NOTOK failed test(s)"; FAIL=1; }
 [ "$SUMMARIES" -ge 2 ] || { echo "FAIL: expected 2 guest test runs, saw $SUMMARIES"; FAIL=1; }
-grep -q '^Bail out' "$LOG.txt" && { echo "FAIL: guest bailed out"; FAIL=1; }
-sed -n '/^VMTEST-DMESG-BEGIN/,/^VMTEST-DMESG-END/p' "$LOG.txt" >"$WORK/dmesg.txt"
-BAD=$(grep -E 'BUG|WARNING|Oops|refcount|Call Trace|general protection|Kernel panic' "$WORK/dmesg.txt" || true)
-PANIC=$(grep -E 'Kernel panic|BUG:|Oops' "$LOG.txt" || true)
-if [ -n "$BAD$PANIC" ]; then
+grep -q '^Bail out' "$LOG" && { echo "FAIL: guest bailed out"; FAIL=1; }
+sed -n '/^VMTEST-DMESG-BEGIN/,/^VMTEST-DMESG-END/p' "$LOG" >"$VM_WORK/dmesg.txt"
+# The whole console (crashes before the dmesg dump) and the dmesg dump
+# (warnings below the console loglevel), without the guest's TAP lines.
+grep -Ev '^(ok|not ok|#|Bail out)' "$LOG" >"$VM_WORK/kernel.txt" || true
+BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
+if [ -n "$BAD" ]; then
 	echo "FAIL: kernel log is not clean:"
-	printf '%s\n%s\n' "$BAD" "$PANIC" | sed '/^$/d'
+	echo "$BAD"
+	echo "== the first report in full:"
+	FIRST=$(echo "$BAD" | head -n 1)
+	if grep -q -F -x "$FIRST" "$VM_WORK/dmesg.txt"; then
+		grep -F -x -A 50 "$FIRST" "$VM_WORK/dmesg.txt" | head -n 50
+	else
+		grep -F -x -A 50 "$FIRST" "$VM_WORK/kernel.txt" | head -n 50
+	fi
 	FAIL=1
 fi
 # Every unload reports its CBUS totals: they must add up.
-ACCT=$(sed -n 's/.*cbus: \([0-9]*\) queued at unload, drained; inserted \([0-9]*\) sent \([0-9]*\) sent_direct \([0-9]*\) dropped \([0-9]*\).*/\1 \2 \3 \4 \5/p' "$WORK/dmesg.txt")
+ACCT=$(sed -n 's/.*cbus: \([0-9]*\) queued at unload, drained; inserted \([0-9]*\) sent \([0-9]*\) sent_direct \([0-9]*\) dropped \([0-9]*\).*/\1 \2 \3 \4 \5/p' "$VM_WORK/dmesg.txt")
 [ -n "$ACCT" ] || { echo "FAIL: no CBUS totals at unload in the kernel log"; FAIL=1; }
 echo "$ACCT" | while read -r q i s d x; do
 	[ -n "$i" ] || continue
@@ -166,12 +153,13 @@ echo "$ACCT" | while read -r q i s d x; do
 	else
 		echo "not ok - cnbus unload: inserted $i != sent $s + direct $d + dropped $x"
 	fi
-done | tee "$WORK/acct.txt"
-grep -q '^not ok' "$WORK/acct.txt" && FAIL=1
-grep -E 'cnbus' "$WORK/dmesg.txt" | grep -v 'cnbus_test: \(un\)\?loaded' | sed 's/^/# dmesg: /' || true
-echo "== $OK ok, $NOTOK not ok; kernel log $( [ -n "$BAD$PANIC" ] && echo dirty || echo clean )"
+done | tee "$VM_WORK/acct.txt"
+grep -q '^not ok' "$VM_WORK/acct.txt" && FAIL=1
+grep -E 'cnbus' "$VM_WORK/dmesg.txt" | grep -v 'cnbus_test: \(un\)\?loaded' | sed 's/^/# dmesg: /' || true
+echo "== $VM_KNAME: $OK ok, $NOTOK not ok; kernel log $([ -n "$BAD" ] && echo dirty || echo clean);" \
+	"boot+guest $((T2 - T1)) s, total $(($(date +%s) - T0)) s"
 if [ "$FAIL" != 0 ]; then
-	echo "== console log kept in $LOG"
+	echo "== console log kept in $VM_LOG"
 	trap - EXIT
 	exit 1
 fi
