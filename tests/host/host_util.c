@@ -120,3 +120,8 @@ int host_reap(pid_t pid)
 		;
 	return status;
 }
+
+struct cn_msg *host_mcast_op(void *buf, size_t size, uint32_t op)
+{
+	return cn_msg_init(buf, size, CN_IDX_PROC, CN_VAL_PROC, &op, sizeof(op));
+}

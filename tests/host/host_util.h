@@ -24,6 +24,10 @@ struct cn_sock *host_open(int rcvbuf);
 int host_wait_event(struct cn_sock *s, uint32_t what, pid_t tgid, int timeout_ms,
 		    struct cn_proc_event *ev);
 
+/* Build a proc connector control message (PROC_CN_MCAST_LISTEN or _IGNORE)
+ * in buf: cn_msg_init's result. */
+struct cn_msg *host_mcast_op(void *buf, size_t size, uint32_t op);
+
 /* Fork a child that runs fn(arg) and _exits with its return value. */
 pid_t host_spawn(int (*fn)(void *), void *arg);
 

@@ -25,11 +25,6 @@
 
 #define WAIT_MS 5000
 
-static struct cn_msg *mcast_op(void *buf, size_t size, uint32_t op)
-{
-	return cn_msg_init(buf, size, CN_IDX_PROC, CN_VAL_PROC, &op, sizeof(op));
-}
-
 /* cn_send(CN_SEND_ACK) of a LISTEN: 1 (no answer), and the LISTEN took
  * effect: its proc ack reaches the group, in the socket's stream. */
 static void test_builtin_sends_no_answer(void **state)
@@ -39,7 +34,7 @@ static void test_builtin_sends_no_answer(void **state)
 		char b[64];
 	} u;
 	struct cn_sock *s = host_open(1 << 20);
-	struct cn_msg *req = mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
+	struct cn_msg *req = host_mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
 	struct cn_proc_event ev;
 	struct cn_message m;
 	uint32_t ack;
@@ -80,7 +75,7 @@ static void test_builtin_request_and_unknown_id(void **state)
 		char b[64];
 	} u;
 	struct cn_sock *s = host_open(1 << 20);
-	struct cn_msg *req = mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
+	struct cn_msg *req = host_mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
 	struct cn_message reply;
 	struct cn_msg *other;
 

@@ -28,11 +28,6 @@ static int exit_zero(void *arg)
 	return 0;
 }
 
-static struct cn_msg *mcast_op(void *buf, size_t size, uint32_t op)
-{
-	return cn_msg_init(buf, size, CN_IDX_PROC, CN_VAL_PROC, &op, sizeof(op));
-}
-
 static void test_listen_ack_matched_by_request(void **state)
 {
 	union {
@@ -40,7 +35,7 @@ static void test_listen_ack_matched_by_request(void **state)
 		char b[64];
 	} u;
 	struct cn_sock *s = host_open(1 << 20);
-	struct cn_msg *req = mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
+	struct cn_msg *req = host_mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
 	struct cn_message reply, kept;
 	struct cn_proc_event ev;
 	uint32_t ack;
@@ -79,7 +74,7 @@ static void test_invalid_op_acked_with_einval(void **state)
 	} u;
 	struct cn_sock *s = host_open(1 << 20);
 	struct cn_sock *keep_listening = host_open(0);
-	struct cn_msg *req = mcast_op(&u, sizeof(u), 77);
+	struct cn_msg *req = host_mcast_op(&u, sizeof(u), 77);
 	struct cn_message reply;
 	struct cn_proc_event ev;
 
@@ -248,7 +243,7 @@ static void test_ignore_op_alone_filters_in_kernel(void **state)
 		skip(); /* only kernels >= 6.6 stop a socket that stays in the group */
 	assert_int_equal(cn_proc_listen(b, 0, WAIT_MS), 0);
 	/* IGNORE while staying in the group: the kernel's filter drops events. */
-	assert_int_equal(cn_send(a, mcast_op(&u, sizeof(u), PROC_CN_MCAST_IGNORE), 0), 0);
+	assert_int_equal(cn_send(a, host_mcast_op(&u, sizeof(u), PROC_CN_MCAST_IGNORE), 0), 0);
 	drain(a);
 	child = host_spawn(exit_zero, NULL);
 	host_reap(child);
