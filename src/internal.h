@@ -49,6 +49,8 @@ struct cn_rx_cursor {
 	uint32_t next;	/* index of the datagram being walked */
 	uint32_t count; /* datagrams read */
 	size_t offset;	/* offset of the next netlink message in datagram `next` */
+	/* cn_recv_batch's max and flags, for the walk after its fresh read */
+	unsigned int max, flags;
 };
 
 /* Messages kept during cn_request: a linear buffer of entries (see backlog.c). */
@@ -74,7 +76,7 @@ struct cn_proc_track {
 	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
 	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
 	struct cn_proc_cpu *cpu;
-	uint32_t user_skip; /* event types not wanted (~mask; 0: all wanted) */
+	uint32_t user_want; /* CN_PROC_* types wanted (all ones: every type, from cn_open on) */
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
 	int joined;	    /* in group CN_IDX_PROC (cn_join, cn_leave) */

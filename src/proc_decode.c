@@ -15,6 +15,5 @@ int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 	if (msg->len < sizeof(struct proc_event))
 		return cn_fail(EBADMSG);
 	cn__proc_decode_event(msg, ev);
-	ev->lost_before = 0;
 	return 0;
 }

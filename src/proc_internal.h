@@ -76,14 +76,15 @@ _Static_assert(
     "proc_event pairs");
 
 /*
- * Fill *ev, all but lost_before (which the callers set), from msg, whose
- * payload the caller checked holds a whole struct proc_event. Fields the
- * event type does not use are 0, but the struct is not cleared as a whole
- * first: a 96-byte memset compiles to rep stos here, 28 instructions per
- * event, more than the raw loop spends decoding. The fields from tracer_pid
- * on (fork uses none of them) are cleared with a few vector stores, the
- * others per type; fork, exit and exec (what a storm is made of) are tested
- * first, pairs of fields copied at once.
+ * Fill *ev from msg, whose payload the caller checked holds a whole struct
+ * proc_event; lost_before is 0 (the tracking sets it when there is a gap).
+ * Fields the event type does not use are 0, but the struct is not cleared
+ * as a whole first: a 96-byte memset compiles to rep stos here, 28
+ * instructions per event, more than the raw loop spends decoding. The
+ * fields from tracer_pid to lost_before (fork uses none of them) are
+ * cleared with four vector stores, the others per type; fork, exit and
+ * exec (what a storm is made of) are tested first, pairs of fields copied
+ * at once.
  */
 static inline __attribute__((always_inline)) void cn__proc_decode_event(const struct cn_msg *msg,
 									struct cn_proc_event *ev)
@@ -92,7 +93,7 @@ static inline __attribute__((always_inline)) void cn__proc_decode_event(const st
 	uint32_t what = (uint32_t)PE(pe, what);
 
 	memset(&ev->tracer_pid, 0,
-	       offsetof(struct cn_proc_event, lost_before) -
+	       offsetof(struct cn_proc_event, lost_before) + sizeof(ev->lost_before) -
 		   offsetof(struct cn_proc_event, tracer_pid));
 	PE_PAIR(&ev->what, pe, what); /* and cpu */
 	ev->seq = msg->seq;
@@ -157,21 +158,20 @@ static inline __attribute__((always_inline)) void cn__proc_decode_event(const st
  * Is the event one the caller asked for? The kernel's cn_filter, applied in
  * userspace whether or not the kernel filters too: a filtering kernel still
  * delivers what a socket queued before its filtered LISTEN took effect
- * (cn_proc_listen's unfiltered LISTEN comes first). `skip` is the types
- * not wanted (~mask; 0 when every type is, so a zeroed socket delivers all).
- * Acks (CN_PROC_NONE) never pass. For the events a socket usually wants it
- * costs one AND.
+ * (cn_proc_listen's unfiltered LISTEN comes first). `want` is the mask of
+ * types wanted (all ones when every type is, as from cn_open on). Acks
+ * (CN_PROC_NONE, 0) never pass. Event types are single bits, so for the
+ * events a socket wants, and for acks, this is one AND; only a type not
+ * wanted looks further.
  */
-static inline int cn__proc_passes(uint32_t skip, const struct cn_proc_event *ev)
+static inline int cn__proc_passes(uint32_t want, const struct cn_proc_event *ev)
 {
 	uint32_t what = (uint32_t)ev->what;
 
-	if (what == CN_PROC_NONE)
-		return 0;
-	if (!(skip & what))
+	if (__builtin_expect((what & want) != 0, 1))
 		return 1;
 	/* CN_PROC_NONZERO_EXIT without CN_PROC_EXIT: exits with a status. */
-	return what == CN_PROC_EXIT && !(skip & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
+	return what == CN_PROC_EXIT && (want & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
 }
 
 /* Count the events a CPU's counter skipped before the event (cpu, seq). */
@@ -205,9 +205,15 @@ static inline uint32_t cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uin
 static inline __attribute__((always_inline)) int
 cn__proc_handle_event(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
+	uint32_t gap;
+
 	cn__proc_decode_event(msg, ev);
-	ev->lost_before = cn__proc_track(&s->proc, ev->cpu, ev->seq);
-	return cn__proc_passes(s->proc.user_skip, ev);
+	/* The CPU read again rather than split from the (what, cpu) pair the
+	 * decoder copied: one load instead of a move and a shift. */
+	gap = cn__proc_track(&s->proc, (uint32_t)PE(msg->data, cpu), msg->seq);
+	if (__builtin_expect(gap != 0, 0))
+		ev->lost_before = gap; /* the decoder left 0 */
+	return cn__proc_passes(s->proc.user_want, ev);
 }
 
 /* proc_seq.c: start tracking afresh; `mask` as cn_proc_listen's (0: every

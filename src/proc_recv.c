@@ -15,9 +15,13 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
 	const struct cn_msg *msg;
 	uint64_t id;
 
-	/* The batch path calls this once per message: one 8-byte compare
-	 * for the id, the refusals out of line. */
-	if (__builtin_expect(!s || !m || !ev, 0))
+	/* The batch path calls this once per message: a test per argument,
+	 * one 8-byte compare for the id, the refusals out of line. */
+	if (__builtin_expect(!s, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!ev, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!m, 0))
 		return handle_fail(EINVAL);
 	msg = m->msg;
 	if (__builtin_expect(!msg, 0))

@@ -24,7 +24,7 @@ int cn__proc_track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter)
 		t->ncpu = (uint32_t)n;
 	}
 	memset(t->cpu, 0, t->ncpu * sizeof(*t->cpu));
-	t->user_skip = mask == 0 || (mask & PROC_TYPES) == PROC_TYPES ? 0 : ~mask;
+	t->user_want = mask == 0 || (mask & PROC_TYPES) == PROC_TYPES ? UINT32_MAX : mask;
 	t->kernel_filter = kernel_filter;
 	/* With the kernel filtering, skipped events advance the per-CPU
 	 * counters too: gaps are not loss, and no CPU is tracked. */
@@ -44,6 +44,6 @@ int cn_proc_filter(const struct cn_sock *s)
 {
 	if (!s)
 		return cn_fail(EINVAL);
-	return (s->proc.user_skip ? CN_PROC_FILTER_USER : 0) |
+	return (s->proc.user_want != UINT32_MAX ? CN_PROC_FILTER_USER : 0) |
 	       (s->proc.kernel_filter ? CN_PROC_FILTER_KERNEL : 0);
 }

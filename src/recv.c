@@ -381,26 +381,49 @@ static int recv_batch_walk(struct cn_sock *s, struct cn_message *out, unsigned i
 	}
 }
 
+/* cn_recv_batch's fresh read failed: errno is recvmmsg's. Out of line, so
+ * that the fast path keeps no register for it. */
+static __attribute__((noinline, cold)) int recv_batch_failed(struct cn_sock *s)
+{
+	int e = errno;
+
+	if (e == ENOBUFS)
+		cn__count_overrun(s);
+	return cn_fail(e);
+}
+
+/* cn_recv_batch's fresh read met a datagram the fill does not take at
+ * out[i]: the walk goes on from there (max and flags as the call stored
+ * them, so that the fast path keeps no register for them across recvmmsg). */
+static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
+						     uint32_t i, uint32_t got)
+{
+	s->rx.next = i;
+	s->rx.count = got;
+	s->rx.offset = 0;
+	return recv_batch_walk(s, out, i, s->rx.max, s->rx.flags);
+}
+
 /*
  * cn_recv_batch's common case, after its recvmmsg of `got` datagrams:
  * each datagram that is one connector message from the kernel, exactly as
  * long as its headers say (what every kernel connector user sends: type
- * NLMSG_DONE, no flags), goes to out[] with one test; the first other
- * datagram and the rest after it are left to the walk, which checks them
- * one field at a time. The walk cost about 95 user-space instructions per
- * message (a call each, the cursor kept in the socket, the framing of
- * multi-message datagrams); this loop about 24. Inline: as a function of
- * its own (tail-called) it cost more than the call it saves.
+ * NLMSG_DONE, no flags), goes to out[] with one test. Returns how many
+ * datagrams from the first were taken; the first other one and the rest
+ * after it are left to the walk, which checks them one field at a time.
+ * The walk cost about 95 user-space instructions per message (a call each,
+ * the cursor kept in the socket, the framing of multi-message datagrams);
+ * this loop about 22. Inline: as a function of its own it cost more than
+ * the call it saves.
  */
-static inline int recv_batch_fill(struct cn_sock *s, struct cn_message *out, int got,
-				  unsigned int max, unsigned int flags)
+static inline __attribute__((always_inline)) size_t
+recv_batch_fill(const struct cn_sock *s, struct cn_message *out, size_t end)
 {
 	/* Byte offsets: out[i], s->addrs[i] at 16 * i, s->mmsg[i] at 64 * i. */
 	const uint8_t *mb = (const uint8_t *)s->mmsg, *ab = (const uint8_t *)s->addrs;
 	uint8_t *ob = (uint8_t *)out;
 	const uint8_t *p = s->slots;
-	size_t k, end = (size_t)got * sizeof(*out);
-	int i;
+	size_t k;
 
 	for (k = 0; k < end; k += sizeof(*out), p += CN_SLOT_SIZE) {
 		const struct mmsghdr *mm = (const struct mmsghdr *)(mb + 4 * k);
@@ -408,32 +431,30 @@ static inline int recv_batch_fill(struct cn_sock *s, struct cn_message *out, int
 		struct cn_message *o = (struct cn_message *)(ob + k);
 		const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
 		uint64_t head; /* nlmsg_len, nlmsg_type, nlmsg_flags */
-		uint32_t len = mm->msg_len, g = from->nl_groups;
+		uint32_t len = NLMSG_HDRLEN + sizeof(*m) + m->len, g;
 
-		/* Reads stay inside the slot whatever len is. */
+		/* Reads stay inside the slot whatever it holds. The length
+		 * cn_msg.len implies must be the netlink header's and the
+		 * datagram's; the type NLMSG_DONE, no flags; the sender the
+		 * kernel; and nothing cut off. Written so that the loop needs
+		 * no more registers than a call leaves free. */
 		memcpy(&head, p, sizeof(head));
-		if ((from->nl_pid | (mm->msg_hdr.msg_flags & MSG_TRUNC) |
-		     (head ^ (len | (uint64_t)NLMSG_DONE << 32)) |
-		     ((uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len) ^ len)) != 0)
+		if (((head ^ (len | (uint64_t)NLMSG_DONE << 32)) | (len ^ mm->msg_len) |
+		     (mm->msg_hdr.msg_flags & MSG_TRUNC) | from->nl_pid) != 0)
 			break;
 		o->msg = m;
 		o->port = 0;
-		/* The proc connector's group 1 without ffs. */
-		o->group = g == 1 ? 1 : (uint32_t)__builtin_ffs((int)g);
+		/* The proc connector's group 1 without ffs; groups 1..32 are
+		 * one bit of nl_groups. */
+		g = from->nl_groups;
+		o->group = g == 1 ? 1 : g ? (uint32_t)__builtin_ctz(g) + 1 : 0;
 	}
-	i = (int)(k / sizeof(*out));
-	s->st.messages += (uint64_t)i;
-	if (k == end)
-		return i; /* rx.next == rx.count still: nothing to walk */
-	s->rx.next = (uint32_t)i;
-	s->rx.count = (uint32_t)got;
-	s->rx.offset = 0;
-	return recv_batch_walk(s, out, (unsigned int)i, max, flags);
+	return k;
 }
 
 /* cn_recv_batch when the fresh read does not apply (see there). */
-static int recv_batch_general(struct cn_sock *s, struct cn_message *out, unsigned int max,
-			      unsigned int flags)
+static __attribute__((noinline)) int recv_batch_general(struct cn_sock *s, struct cn_message *out,
+							 unsigned int max, unsigned int flags)
 {
 	if (!max)
 		return cn_fail(EINVAL);
@@ -443,9 +464,11 @@ static int recv_batch_general(struct cn_sock *s, struct cn_message *out, unsigne
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
 	unsigned int n;
+	size_t k, end;
 	int got;
 
-	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
+	if (__builtin_expect(!s, 0) || __builtin_expect(!out, 0) ||
+	    __builtin_expect(flags & ~CN_RECV_DONTWAIT, 0))
 		return cn_fail(EINVAL);
 	n = max < s->nslots ? max : s->nslots;
 	/* One test for max 0 (EINVAL there), one slot (cn__read_datagrams'
@@ -453,16 +476,20 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	 * something kept, put off or left to walk, PKTINFO. */
 	if (__builtin_expect(n <= 1 || !cn__rx_fresh(s), 0))
 		return recv_batch_general(s, out, max, flags);
+	s->rx.max = max;
+	s->rx.flags = flags;
 	/* A CN_OPEN_NONBLOCK socket's fd is O_NONBLOCK already (cn_open,
 	 * cn_set_nonblocking): only the per-call flag needs MSG_DONTWAIT. */
 	s->st.syscalls++;
 	got = recvmmsg(s->fd, s->mmsg, n,
 		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
-	if (got < 0) {
-		if (errno == ENOBUFS)
-			cn__count_overrun(s);
-		return cn_fail(errno);
-	}
+	if (__builtin_expect(got < 0, 0))
+		return recv_batch_failed(s);
 	s->st.datagrams += (uint64_t)got;
-	return recv_batch_fill(s, out, got, max, flags);
+	end = (size_t)got * sizeof(*out);
+	k = recv_batch_fill(s, out, end);
+	s->st.messages += k / sizeof(*out);
+	if (__builtin_expect(k == end, 1))
+		return got; /* rx.next == rx.count still: nothing to walk */
+	return recv_batch_rest(s, out, (uint32_t)(k / sizeof(*out)), (uint32_t)got);
 }

@@ -104,6 +104,7 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 	s->fd = -1;
 	s->unit = unit;
 	s->flags = o.flags;
+	s->proc.user_want = UINT32_MAX; /* every proc event type until cn_proc_listen */
 	err = -alloc_rx(s, o.batch ? o.batch : CN_DEFAULT_BATCH);
 	if (!err)
 		err = -cn__backlog_init(&s->backlog, o.backlog ? o.backlog : CN_DEFAULT_BACKLOG);
