@@ -454,7 +454,7 @@ recv_batch_fill(const struct cn_sock *s, struct cn_message *out, size_t end)
 
 /* cn_recv_batch when the fresh read does not apply (see there). */
 static __attribute__((noinline)) int recv_batch_general(struct cn_sock *s, struct cn_message *out,
-							 unsigned int max, unsigned int flags)
+							unsigned int max, unsigned int flags)
 {
 	if (!max)
 		return cn_fail(EINVAL);
