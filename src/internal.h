@@ -232,9 +232,11 @@ _Static_assert(CN_ADJACENT_INTS(struct cn_backlog, lost, err) &&
 /*
  * The receive state a fresh read needs: nothing kept by cn_request (nor a
  * loss or an error to report after it), no error put off, no datagram left
- * to walk (the walk keeps rx.next <= rx.count), no NETLINK_PKTINFO. Each
- * pair of adjacent 32-bit fields is read as one word: 9 instructions where
- * the field-by-field test took 18, on every cn_recv_batch call.
+ * to walk, no NETLINK_PKTINFO. Each pair of adjacent 32-bit fields is read
+ * as one word, and the walk clears its cursor to (0, 0) after the last
+ * datagram (recv.c), so that the cursor is one more word: 5 instructions
+ * where the field-by-field test took 18, on every cn_recv_batch call. A
+ * cursor at the end but not cleared only sends the caller the general way.
  */
 static inline int cn__rx_fresh(const struct cn_sock *s)
 {
@@ -243,7 +245,7 @@ static inline int cn__rx_fresh(const struct cn_sock *s)
 	memcpy(&kept, &s->backlog.lost, sizeof(kept));	     /* lost, err */
 	memcpy(&put_off, &s->deferred_err, sizeof(put_off)); /* deferred_err, pktinfo */
 	memcpy(&rx, &s->rx.next, sizeof(rx));		     /* next, count */
-	return ((uint64_t)s->backlog.count | kept | put_off | ((rx >> 32) ^ (uint32_t)rx)) == 0;
+	return ((uint64_t)s->backlog.count | kept | put_off | rx) == 0;
 }
 /* The error put off by a call that had already returned messages (0: none);
  * clears it. */

@@ -200,6 +200,15 @@ static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, ui
 	return 1;
 }
 
+/* Datagram rx.next is walked: on to the next. After the last one the cursor
+ * is cleared to (0, 0), the state cn__rx_fresh tests as one word. */
+static inline void rx_next_datagram(struct cn_sock *s)
+{
+	s->rx.offset = 0;
+	if (++s->rx.next == s->rx.count)
+		s->rx.next = s->rx.count = 0;
+}
+
 /* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
 static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct cn_message *out)
 {
@@ -215,20 +224,19 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 			if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
 				/* Not from the kernel: a local process may be spoofing. */
 				s->st.foreign++;
-				s->rx.next++;
+				rx_next_datagram(s);
 				continue;
 			}
 			if (h->msg_flags & MSG_TRUNC) {
 				s->st.malformed++;
-				s->rx.next++;
+				rx_next_datagram(s);
 				return -EMSGSIZE;
 			}
 		}
 		off = s->rx.offset;
 		r = parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
 		if (r == 0) {
-			s->rx.next++;
-			s->rx.offset = 0;
+			rx_next_datagram(s);
 			continue;
 		}
 		/* An ack (-ENODATA) or an error: the awaited one is taken. */
@@ -239,8 +247,7 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 			continue;
 		if (r == -EBADMSG) {
 			s->st.malformed++;
-			s->rx.next++;
-			s->rx.offset = 0;
+			rx_next_datagram(s);
 			return r;
 		}
 		if (r == -ENOBUFS)
@@ -263,8 +270,7 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 			 * in a second walk, so that nothing looks pending (a
 			 * cn_request would otherwise make an extra recvmsg that
 			 * returns EAGAIN, every time). */
-			s->rx.next++;
-			s->rx.offset = 0;
+			rx_next_datagram(s);
 		}
 		return 1;
 	}
@@ -398,6 +404,7 @@ static __attribute__((noinline, cold)) int recv_batch_failed(struct cn_sock *s)
 static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
 						     uint32_t i, uint32_t got)
 {
+	s->st.messages += i;
 	s->rx.next = i;
 	s->rx.count = got;
 	s->rx.offset = 0;
@@ -408,9 +415,10 @@ static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct c
  * cn_recv_batch's common case, after its recvmmsg of `got` datagrams:
  * each datagram that is one connector message from the kernel, exactly as
  * long as its headers say (what every kernel connector user sends: type
- * NLMSG_DONE, no flags), goes to out[] with one test. Returns how many
- * datagrams from the first were taken; the first other one and the rest
- * after it are left to the walk, which checks them one field at a time.
+ * NLMSG_DONE, no flags), goes to out[] with one test. end is got times
+ * sizeof(*out), got >= 1. Returns the offset in out[] of the first datagram
+ * not taken (end when all were); that one and the rest after it are left
+ * to the walk, which checks them one field at a time.
  * The walk cost about 95 user-space instructions per message (a call each,
  * the cursor kept in the socket, the framing of multi-message datagrams);
  * this loop about 22. Inline: as a function of its own it cost more than
@@ -423,9 +431,9 @@ recv_batch_fill(const struct cn_sock *s, struct cn_message *out, size_t end)
 	const uint8_t *mb = (const uint8_t *)s->mmsg, *ab = (const uint8_t *)s->addrs;
 	uint8_t *ob = (uint8_t *)out;
 	const uint8_t *p = s->slots;
-	size_t k;
+	size_t k = 0;
 
-	for (k = 0; k < end; k += sizeof(*out), p += CN_SLOT_SIZE) {
+	do {
 		const struct mmsghdr *mm = (const struct mmsghdr *)(mb + 4 * k);
 		const struct sockaddr_nl *from = &((const struct cn_addr *)(ab + k))->nl;
 		struct cn_message *o = (struct cn_message *)(ob + k);
@@ -439,8 +447,9 @@ recv_batch_fill(const struct cn_sock *s, struct cn_message *out, size_t end)
 		 * kernel; and nothing cut off. Written so that the loop needs
 		 * no more registers than a call leaves free. */
 		memcpy(&head, p, sizeof(head));
-		if (((head ^ (len | (uint64_t)NLMSG_DONE << 32)) | (len ^ mm->msg_len) |
-		     (mm->msg_hdr.msg_flags & MSG_TRUNC) | from->nl_pid) != 0)
+		if (((head ^ (len | (uint64_t)NLMSG_DONE << 32)) |
+		     (uint32_t)((len ^ mm->msg_len) | (mm->msg_hdr.msg_flags & MSG_TRUNC) |
+				from->nl_pid)) != 0)
 			break;
 		o->msg = m;
 		o->port = 0;
@@ -448,7 +457,9 @@ recv_batch_fill(const struct cn_sock *s, struct cn_message *out, size_t end)
 		 * one bit of nl_groups. */
 		g = from->nl_groups;
 		o->group = g == 1 ? 1 : g ? (uint32_t)__builtin_ctz(g) + 1 : 0;
-	}
+		k += sizeof(*out);
+		p += CN_SLOT_SIZE;
+	} while (k < end);
 	return k;
 }
 
@@ -483,13 +494,15 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	s->st.syscalls++;
 	got = recvmmsg(s->fd, s->mmsg, n,
 		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
-	if (__builtin_expect(got < 0, 0))
-		return recv_batch_failed(s);
+	/* MSG_WAITFORONE: at least one datagram, or an error. */
+	if (__builtin_expect(got <= 0, 0))
+		return got < 0 ? recv_batch_failed(s) : 0;
 	s->st.datagrams += (uint64_t)got;
 	end = (size_t)got * sizeof(*out);
 	k = recv_batch_fill(s, out, end);
-	s->st.messages += k / sizeof(*out);
-	if (__builtin_expect(k == end, 1))
-		return got; /* rx.next == rx.count still: nothing to walk */
+	if (__builtin_expect(k == end, 1)) {
+		s->st.messages += (uint64_t)got;
+		return got; /* the cursor is (0, 0) still: nothing to walk */
+	}
 	return recv_batch_rest(s, out, (uint32_t)(k / sizeof(*out)), (uint32_t)got);
 }
