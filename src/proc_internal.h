@@ -90,12 +90,17 @@ static inline __attribute__((always_inline)) void cn__proc_decode_event(const st
 									struct cn_proc_event *ev)
 {
 	const uint8_t *pe = msg->data;
-	uint32_t what = (uint32_t)PE(pe, what);
+	struct {
+		uint32_t what, cpu;
+	} wc; /* copied as a pair, what tested from the copy: one load */
+	uint32_t what;
 
 	memset(&ev->tracer_pid, 0,
 	       offsetof(struct cn_proc_event, lost_before) + sizeof(ev->lost_before) -
 		   offsetof(struct cn_proc_event, tracer_pid));
-	PE_PAIR(&ev->what, pe, what); /* and cpu */
+	memcpy(&wc, pe + offsetof(struct proc_event, what), sizeof(wc));
+	memcpy(&ev->what, &wc, sizeof(wc));
+	what = wc.what;
 	ev->seq = msg->seq;
 	ev->timestamp_ns = PE(pe, timestamp_ns);
 	ev->ack = msg->ack;
