@@ -433,6 +433,7 @@ struct cn_proc_event {
 	enum cn_proc_what what;
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
+	uint32_t ack;	       /* cn_msg.ack (for matching LISTEN acks; 0 in events) */
 	uint64_t timestamp_ns; /* CLOCK_MONOTONIC nanoseconds (the kernel's ktime_get_ns) */
 	pid_t pid;	       /* thread the event is about (fork: the child) */
 	pid_t tgid;	       /* its process (thread group) id */
@@ -444,7 +445,6 @@ struct cn_proc_event {
 	uint32_t exit_code;   /* exit: wait(2) status (WIFEXITED etc. apply) */
 	uint32_t exit_signal; /* exit: signal the parent gets (usually SIGCHLD) */
 	uint32_t ack_err;     /* none: error of the LISTEN/IGNORE ack (0 = ok) */
-	uint32_t ack;	      /* cn_msg.ack (for matching LISTEN acks) */
 	char comm[17];	      /* comm: new name, NUL-terminated */
 	uint32_t lost_before; /* cn_proc_recv: events lost on this CPU just before it */
 	/* Room for fields a later version adds without changing the struct's

@@ -61,6 +61,8 @@ static inline uint64_t pe_get(const uint8_t *p, size_t size)
 
 #define CN_ADJACENT(type, a, b) (offsetof(type, b) == offsetof(type, a) + sizeof(uint32_t))
 _Static_assert(CN_ADJACENT(struct cn_proc_event, what, cpu) &&
+		   CN_ADJACENT(struct cn_proc_event, seq, ack) &&
+		   CN_ADJACENT(struct cn_msg, seq, ack) &&
 		   CN_ADJACENT(struct cn_proc_event, pid, tgid) &&
 		   CN_ADJACENT(struct cn_proc_event, parent_pid, parent_tgid) &&
 		   CN_ADJACENT(struct cn_proc_event, exit_code, exit_signal),
@@ -101,9 +103,8 @@ static inline __attribute__((always_inline)) void cn__proc_decode_event(const st
 	memcpy(&wc, pe + offsetof(struct proc_event, what), sizeof(wc));
 	memcpy(&ev->what, &wc, sizeof(wc));
 	what = wc.what;
-	ev->seq = msg->seq;
+	memcpy(&ev->seq, &msg->seq, 2 * sizeof(uint32_t)); /* and ack */
 	ev->timestamp_ns = PE(pe, timestamp_ns);
-	ev->ack = msg->ack;
 	if (what == PROC_EVENT_FORK) {
 		PE_PAIR(&ev->pid, pe, event_data.fork.child_pid);
 		PE_PAIR(&ev->parent_pid, pe, event_data.fork.parent_pid);
