@@ -177,6 +177,38 @@ static inline int parse_next(const void *buf, size_t len, size_t *offset, const 
 }
 
 /*
+ * Is the datagram in slot p (mm its mmsghdr, from its sender) one connector
+ * message from the kernel, exactly as long as its headers say? That is
+ * what every kernel connector user sends: type NLMSG_DONE, no flags. The
+ * length cn_msg.len implies must be the netlink header's and the
+ * datagram's, and nothing may be cut off. Then its message is at
+ * p + NLMSG_HDRLEN and needs no other check: the receive paths take it with
+ * this one test (about 12 instructions) instead of the walk's field by
+ * field checks (about 60). Reads stay inside the slot whatever it holds.
+ * Written so that the batch fill's loop needs no more registers than a
+ * call leaves free.
+ */
+static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
+				  const struct sockaddr_nl *from)
+{
+	const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
+	uint64_t head; /* nlmsg_len, nlmsg_type, nlmsg_flags */
+	uint32_t len = NLMSG_HDRLEN + sizeof(*m) + m->len;
+
+	memcpy(&head, p, sizeof(head));
+	return ((head ^ (len | (uint64_t)NLMSG_DONE << 32)) |
+		(uint32_t)((len ^ mm->msg_len) | (mm->msg_hdr.msg_flags & MSG_TRUNC) |
+			   from->nl_pid)) == 0;
+}
+
+/* The group of groups 1..32, one bit of nl_groups (0: unicast); the proc
+ * connector's group 1 without ffs. */
+static inline uint32_t group_of_bit(uint32_t g)
+{
+	return g == 1 ? 1 : g ? (uint32_t)__builtin_ctz(g) + 1 : 0;
+}
+
+/*
  * Is the NLMSG_ERROR at `off` of buf the answer to the acked send the socket
  * waits for (CN_SEND_ACK, message.c)? It must come from the kernel and echo
  * the request's header: its nlmsg_seq and our port. Then it is taken: its
@@ -221,6 +253,19 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 		int r;
 
 		if (s->rx.offset == 0) {
+			/* The common datagram with one test (see simple_datagram). */
+			if (simple_datagram(s->slots + (size_t)i * CN_SLOT_SIZE, &s->mmsg[i],
+					    from)) {
+				out->msg =
+				    (const struct cn_msg *)(s->slots + (size_t)i * CN_SLOT_SIZE +
+							    NLMSG_HDRLEN);
+				out->port = 0;
+				out->group =
+				    s->pktinfo ? s->groups[i] : group_of_bit(from->nl_groups);
+				s->st.messages++;
+				rx_next_datagram(s);
+				return 1;
+			}
 			if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
 				/* Not from the kernel: a local process may be spoofing. */
 				s->st.foreign++;
@@ -437,26 +482,12 @@ recv_batch_fill(const struct cn_sock *s, struct cn_message *out, size_t end)
 		const struct mmsghdr *mm = (const struct mmsghdr *)(mb + 4 * k);
 		const struct sockaddr_nl *from = &((const struct cn_addr *)(ab + k))->nl;
 		struct cn_message *o = (struct cn_message *)(ob + k);
-		const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
-		uint64_t head; /* nlmsg_len, nlmsg_type, nlmsg_flags */
-		uint32_t len = NLMSG_HDRLEN + sizeof(*m) + m->len, g;
 
-		/* Reads stay inside the slot whatever it holds. The length
-		 * cn_msg.len implies must be the netlink header's and the
-		 * datagram's; the type NLMSG_DONE, no flags; the sender the
-		 * kernel; and nothing cut off. Written so that the loop needs
-		 * no more registers than a call leaves free. */
-		memcpy(&head, p, sizeof(head));
-		if (((head ^ (len | (uint64_t)NLMSG_DONE << 32)) |
-		     (uint32_t)((len ^ mm->msg_len) | (mm->msg_hdr.msg_flags & MSG_TRUNC) |
-				from->nl_pid)) != 0)
+		if (!simple_datagram(p, mm, from))
 			break;
-		o->msg = m;
+		o->msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
 		o->port = 0;
-		/* The proc connector's group 1 without ffs; groups 1..32 are
-		 * one bit of nl_groups. */
-		g = from->nl_groups;
-		o->group = g == 1 ? 1 : g ? (uint32_t)__builtin_ctz(g) + 1 : 0;
+		o->group = group_of_bit(from->nl_groups);
 		k += sizeof(*out);
 		p += CN_SLOT_SIZE;
 	} while (k < end);
