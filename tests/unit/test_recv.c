@@ -238,6 +238,51 @@ static void truncated_datagram(void **state)
 	assert_int_equal(stats(s).messages, 2);
 }
 
+/* The walk takes a datagram that is exactly one kernel message with one
+ * test (simple_datagram) and checks every other field by field: both ways
+ * give the same messages, groups, refusals and counters. Payloads of 4
+ * bytes make datagrams as long as their message (the simple kind); the
+ * foreign, cut and flagged ones are simple in size but not in kind. */
+static void walk_simple_and_checked_alike(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message m;
+	struct fake_dgram *d;
+	struct nlmsghdr *nlh;
+
+	d = fake_dgram(0);
+	d->groups = 1u << 2; /* group 3 */
+	add(d, 1, "wxyz");
+	add(fake_dgram(4242), 90, "spof");
+	d = fake_dgram(0);
+	add(d, 91, "cut!");
+	d->msg_flags = MSG_TRUNC;
+	add(fake_dgram(0), 2, "wxyz");
+	d = fake_dgram(0); /* two messages: walked */
+	add(d, 3, "wxyz");
+	add(d, 4, "wxyz");
+	d = fake_dgram(0); /* one message with nlmsg_flags: walked, delivered */
+	add(d, 5, "wxyz");
+	nlh = (struct nlmsghdr *)d->data;
+	nlh->nlmsg_flags = NLM_F_MULTI;
+	add(fake_dgram(0), 6, "wxyz");
+
+	memset(&m, 0, sizeof(m));
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(m.msg->seq, 1);
+	assert_int_equal(m.group, 3);
+	assert_int_equal(m.port, 0);
+	expect_err(s, EMSGSIZE); /* after the foreign one, skipped */
+	for (uint32_t seq = 2; seq <= 6; seq++) {
+		expect_msg(s, seq, "wxyz");
+	}
+	expect_err(s, EAGAIN);
+	assert_int_equal(stats(s).messages, 6);
+	assert_int_equal(stats(s).datagrams, 7);
+	assert_int_equal(stats(s).foreign, 1);
+	assert_int_equal(stats(s).malformed, 1);
+}
+
 static void foreign_sender_skipped(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -570,6 +615,7 @@ int main(void)
 		T(nlmsg_overrun_in_datagram),
 		T(nlmsg_error_and_noop),
 		T(truncated_datagram),
+		T(walk_simple_and_checked_alike),
 		T(foreign_sender_skipped),
 		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, fake_teardown),
 		T(batch_several_datagrams_one_syscall),
