@@ -520,7 +520,7 @@ static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct c
 static __attribute__((noinline)) int recv_batch_general(struct cn_sock *s, struct cn_message *out,
 							unsigned int max, unsigned int flags)
 {
-	if (!max)
+	if (!max || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
 	return recv_batch_walk(s, out, 0, max, flags);
 }
@@ -531,14 +531,13 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	size_t k, end;
 	int got;
 
-	if (__builtin_expect(!s, 0) || __builtin_expect(!out, 0) ||
-	    __builtin_expect(flags & ~CN_RECV_DONTWAIT, 0))
+	if (__builtin_expect(!s, 0) || __builtin_expect(!out, 0))
 		return cn_fail(EINVAL);
 	n = max < s->nslots ? max : s->nslots;
-	/* One test for max 0 (EINVAL there), one slot (cn__read_datagrams'
-	 * recvfrom is cheaper than recvmmsg) and whatever the walk handles:
-	 * something kept, put off or left to walk, PKTINFO. */
-	if (__builtin_expect(n <= 1 || !cn__rx_fresh(s), 0))
+	/* One test for max 0 and unknown flags (EINVAL there), one slot
+	 * (cn__read_datagrams' recvfrom is cheaper than recvmmsg) and whatever
+	 * the walk handles: something kept, put off or left to walk, PKTINFO. */
+	if (__builtin_expect(n <= 1 || (flags & ~CN_RECV_DONTWAIT) || !cn__rx_fresh(s), 0))
 		return recv_batch_general(s, out, max, flags);
 	s->rx.max = max;
 	s->rx.flags = flags;
