@@ -42,9 +42,11 @@ struct cn_addr {
 };
 _Static_assert(sizeof(struct cn_addr) == sizeof(struct cn_message) &&
 		   sizeof(struct mmsghdr) == 4 * sizeof(struct cn_message),
-	       "cn_recv_batch's fill loop indexes these arrays with one index");
+	       "take_simple (recv.c) indexes these arrays with one index");
 
-/* Datagrams read by the last receive system call and not yet fully walked. */
+/* Datagrams read by the last receive system call and not yet fully walked.
+ * Once the last one is walked, next and count are both 0 (recv.c), the
+ * state cn__rx_fresh tests as one word. */
 struct cn_rx_cursor {
 	uint32_t next;	/* index of the datagram being walked */
 	uint32_t count; /* datagrams read */
