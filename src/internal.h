@@ -66,12 +66,14 @@ struct cn_backlog {
 	int err;  /* a kernel error met while keeping: reported once drained */
 };
 
-/* One CPU's proc event sequence: both fields in one place, so tracking an
- * event touches one cache line. */
+/* One CPU's proc event sequence: the seq its next event should carry, a
+ * 32-bit value, or CN_PROC_UNSEEN (which no seq equals) until the CPU's
+ * first event. A tracked event in sequence costs one compare (the gap and
+ * the first event go the other way: proc_internal.h). */
 struct cn_proc_cpu {
-	uint32_t next_seq;  /* expected next seq */
-	uint32_t seen_mask; /* all ones once the CPU delivered an event, else 0 */
+	uint64_t next_seq;
 };
+#define CN_PROC_UNSEEN ((uint64_t)1 << 32)
 
 /* Per-CPU sequence tracking for the proc connector (see proc_seq.c, proc_internal.h). */
 struct cn_proc_track {

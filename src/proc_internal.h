@@ -180,30 +180,38 @@ static inline int cn__proc_passes(uint32_t want, const struct cn_proc_event *ev)
 	return what == CN_PROC_EXIT && (want & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
 }
 
+/* The way out of cn__proc_track: a gap, or the CPU's first event. */
+static inline uint32_t cn__proc_track_gap(struct cn_proc_track *t, struct cn_proc_cpu *c,
+					  uint32_t seq)
+{
+	uint32_t gap = seq - (uint32_t)c->next_seq;
+	int seen = c->next_seq != CN_PROC_UNSEEN;
+
+	c->next_seq = (uint32_t)(seq + 1);
+	/* No gap before a CPU's first event. A gap "backwards" is a counter
+	 * we cannot explain (e.g. a restart of our own tracking):
+	 * resynchronise, count nothing. */
+	if (!seen || gap >= 0x80000000u)
+		return 0;
+	t->st.lost += gap;
+	return gap;
+}
+
 /* Count the events a CPU's counter skipped before the event (cpu, seq). */
 static inline uint32_t cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq)
 {
 	struct cn_proc_cpu *c;
-	uint32_t gap;
 
 	t->st.events++;
 	if (cpu >= t->ntrack)
 		return 0; /* not tracking (see cn__proc_track_reset), or an unknown CPU */
 	c = &t->cpu[cpu];
-	/* No gap before a CPU's first event (seen_mask 0). */
-	gap = (seq - c->next_seq) & c->seen_mask;
-	c->next_seq = seq + 1;
-	c->seen_mask = UINT32_MAX;
-	/* The usual case, no gap, costs one branch on the flags of the AND;
-	 * the accounting is off that path. */
-	if (__builtin_expect(gap != 0, 0)) {
-		/* A gap "backwards" is a counter we cannot explain (e.g. a
-		 * restart of our own tracking): resynchronise, count nothing. */
-		if (gap >= 0x80000000u)
-			return 0;
-		t->st.lost += gap;
+	/* The usual case, the seq expected: one compare, one store. */
+	if (__builtin_expect(c->next_seq == seq, 1)) {
+		c->next_seq = (uint32_t)(seq + 1);
+		return 0;
 	}
-	return gap;
+	return cn__proc_track_gap(t, c, seq);
 }
 
 /* Decode and track a proc message; 1: an event for the caller, 0: an ack

@@ -67,10 +67,8 @@ static int drop_proc(const struct cn_message *m, void *arg)
 
 	if (cn_proc_decode(m->msg, &ev) < 0)
 		return 1; /* another id (or malformed): the caller's */
-	if (ev.cpu < t->ntrack) {
-		t->cpu[ev.cpu].next_seq = ev.seq + 1;
-		t->cpu[ev.cpu].seen_mask = UINT32_MAX;
-	}
+	if (ev.cpu < t->ntrack)
+		t->cpu[ev.cpu].next_seq = (uint32_t)(ev.seq + 1);
 	return 0;
 }
 

@@ -23,7 +23,8 @@ int cn__proc_track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter)
 		t->cpu = c;
 		t->ncpu = (uint32_t)n;
 	}
-	memset(t->cpu, 0, t->ncpu * sizeof(*t->cpu));
+	for (uint32_t i = 0; i < t->ncpu; i++)
+		t->cpu[i].next_seq = CN_PROC_UNSEEN;
 	t->user_want = mask == 0 || (mask & PROC_TYPES) == PROC_TYPES ? UINT32_MAX : mask;
 	t->kernel_filter = kernel_filter;
 	/* With the kernel filtering, skipped events advance the per-CPU

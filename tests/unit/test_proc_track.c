@@ -274,6 +274,29 @@ static void seq_wraparound_is_not_loss(void **state)
 	assert_int_equal(pstats(s).lost, 1);
 }
 
+/* A CPU's first event may carry any seq, 0 too (a counter fresh from
+ * boot): no gap before it, and the next gap after it is counted. */
+static void first_event_seq_zero_then_gap(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev;
+
+	if (sysconf(_SC_NPROCESSORS_CONF) < 2)
+		skip();
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	kseq[1] = 0;
+	event(NULL, 1, PROC_EVENT_FORK, 0, 1, 0); /* seq 0, CPU 1's first */
+	event(NULL, 1, PROC_EVENT_FORK, 1, 2, 0); /* seq 2: 1 lost */
+	next_event(s, &ev);
+	assert_int_equal(ev.cpu, 1);
+	assert_int_equal(ev.seq, 0);
+	assert_int_equal(ev.lost_before, 0);
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 2);
+	assert_int_equal(ev.lost_before, 1);
+	assert_int_equal(pstats(s).lost, 1);
+}
+
 static void handle_skips_other_ids(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -677,6 +700,7 @@ int main(void)
 		T(gap_in_one_cpu_is_loss),
 		T(two_cpus_interleaved_no_false_loss),
 		T(unknown_cpu_and_backwards_seq),
+		T(first_event_seq_zero_then_gap),
 		T(seq_wraparound_is_not_loss),
 		T(handle_skips_other_ids),
 		T(proc_recv_reports_loss_and_overrun),
