@@ -192,13 +192,25 @@ static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
 				  const struct sockaddr_nl *from)
 {
 	const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
-	uint64_t head; /* nlmsg_len, nlmsg_type, nlmsg_flags */
 	uint32_t len = NLMSG_HDRLEN + sizeof(*m) + m->len;
+	uint32_t rest = (len ^ mm->msg_len) | (mm->msg_hdr.msg_flags & MSG_TRUNC) | from->nl_pid;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	uint64_t head; /* nlmsg_len, then nlmsg_type and nlmsg_flags */
 
 	memcpy(&head, p, sizeof(head));
-	return ((head ^ (len | (uint64_t)NLMSG_DONE << 32)) |
-		(uint32_t)((len ^ mm->msg_len) | (mm->msg_hdr.msg_flags & MSG_TRUNC) |
-			   from->nl_pid)) == 0;
+	/* head ^ len holds nlmsg_len ^ len and the type and flags; rotated,
+	 * the type and flags are the low half, compared with an immediate
+	 * (no 64-bit constant to keep in a register). */
+	head ^= len;
+	head = (head << 32 | head >> 32) ^ NLMSG_DONE;
+	return (head | rest) == 0;
+#else
+	struct nlmsghdr nlh;
+
+	memcpy(&nlh, p, sizeof(nlh));
+	return ((nlh.nlmsg_len ^ len) | (uint32_t)(nlh.nlmsg_type ^ NLMSG_DONE) | nlh.nlmsg_flags |
+		rest) == 0;
+#endif
 }
 
 /* The group of groups 1..32, one bit of nl_groups (0: unicast); the proc

@@ -21,15 +21,38 @@
 
 #define BIG 0x123u /* kmod's test module multicasts to group 0x123 (291) */
 
+/* Payload bytes of dgram()'s messages. 1: the datagram is padded, longer
+ * than its message, so every receive path checks it field by field. 4: as
+ * long as its message, as the kernel sends them, so the paths take it with
+ * their one test (recv.c, simple_datagram): the *_simple variants of the
+ * tests below run with it. */
+static size_t payload_len;
+
 static int setup(void **state)
 {
+	payload_len = 1;
 	*state = fake_open(0, 0);
 	return 0;
 }
 
 static int setup_pktinfo(void **state)
 {
+	payload_len = 1;
 	*state = fake_open(CN_OPEN_PKTINFO, 0);
+	return 0;
+}
+
+static int setup_simple(void **state)
+{
+	setup(state);
+	payload_len = 4;
+	return 0;
+}
+
+static int setup_pktinfo_simple(void **state)
+{
+	setup_pktinfo(state);
+	payload_len = 4;
 	return 0;
 }
 
@@ -39,7 +62,7 @@ static struct fake_dgram *dgram(uint32_t group, uint32_t seq)
 	struct fake_dgram *d = fake_dgram(0);
 
 	d->group = group;
-	fake_add_cn(d, BIG, 0x459, seq, 0, "m", 1);
+	fake_add_cn(d, BIG, 0x459, seq, 0, "msg!", payload_len);
 	return d;
 }
 
@@ -164,6 +187,35 @@ static void request_keeps_group(void **state)
 	expect_group(s, 77, BIG);
 }
 
+/* Messages kept during cn_async_complete keep their group too (its walk
+ * takes whole datagrams with one test only without NETLINK_PKTINFO). */
+static void async_keeps_group(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union {
+		struct cn_msg m;
+		uint8_t b[CN_MSG_SIZE(4)];
+	} u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x200, 1, "req", 4);
+	const struct cn_msg *sent;
+	struct cn_completion c;
+
+	assert_int_equal(cn_join(s, BIG), 0);
+	assert_int_equal(cn_async_init(s, 4, CN_MATCH_STRICT, 1000), 0);
+	assert_int_equal(cn_async_send(s, &req, NULL, 1, 0), 1);
+	sent = fake_sent_hdr(0);
+	assert_non_null(sent);
+	dgram(BIG, 77);
+	dgram(5, 78);
+	fake_add_cn(fake_dgram(0), sent->id.idx, sent->id.val, sent->seq, sent->ack + 1, "rep!",
+		    payload_len);
+	assert_int_equal(cn_async_complete(s, &c, 1, 1000), 1);
+	assert_int_equal(c.status, 0);
+	assert_int_equal(c.reply.group, 0);
+	expect_group(s, 77, BIG);
+	expect_group(s, 78, 5);
+}
+
 /* cn_proc_recv's fast path reads with the control data too: a datagram it
  * leaves to the generic path keeps the group of its other messages. */
 static void proc_fallback_keeps_group(void **state)
@@ -243,7 +295,8 @@ static void failed_join_keeps_open_flag(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
+#define T(f)  cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
+#define TS(f) cmocka_unit_test_setup_teardown(f, setup_simple, fake_teardown)
 	const struct CMUnitTest tests[] = {
 		T(small_groups_keep_recvfrom),
 		T(group_above_32_reported_after_join),
@@ -257,6 +310,14 @@ int main(void)
 		T(failed_join_turns_pktinfo_off),
 		cmocka_unit_test_setup_teardown(failed_join_keeps_open_flag, setup_pktinfo,
 						fake_teardown),
+		T(async_keeps_group),
+		/* the same with datagrams as long as their message */
+		TS(group_above_32_reported_after_join),
+		TS(batch_reports_groups),
+		cmocka_unit_test_setup_teardown(open_flag_turns_pktinfo_on, setup_pktinfo_simple,
+						fake_teardown),
+		TS(request_keeps_group),
+		TS(async_keeps_group),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -295,6 +295,20 @@ static void first_event_seq_zero_then_gap(void **state)
 	assert_int_equal(ev.seq, 2);
 	assert_int_equal(ev.lost_before, 1);
 	assert_int_equal(pstats(s).lost, 1);
+
+	/* CPU 1 again, tracked afresh by a new listen: its first event the
+	 * last seq before the counter wraps, the next after a gap across it */
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	kseq[1] = 0xffffffffu;
+	event(NULL, 1, PROC_EVENT_FORK, 0, 3, 0); /* 0xffffffff */
+	event(NULL, 1, PROC_EVENT_FORK, 2, 4, 0); /* 2: 0 and 1 lost */
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 0xffffffffu);
+	assert_int_equal(ev.lost_before, 0);
+	next_event(s, &ev);
+	assert_int_equal(ev.seq, 2);
+	assert_int_equal(ev.lost_before, 2);
+	assert_int_equal(pstats(s).lost, 3);
 }
 
 static void handle_skips_other_ids(void **state)

@@ -283,6 +283,70 @@ static void walk_simple_and_checked_alike(void **state)
 	assert_int_equal(stats(s).malformed, 1);
 }
 
+/* A datagram as long as its netlink header says, but whose cn_msg.len
+ * says otherwise (longer than the message, or shorter by more than the
+ * alignment padding): malformed on every path, counted, the next one
+ * delivered. */
+static void cn_msg_len_disagrees(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[4];
+	struct cn_msg *m;
+
+	for (int batch = 0; batch < 2; batch++) {
+		fake_reset();
+		m = fake_add_cn(fake_dgram(0), 0x123, 0x456, 1, 1001, "wxyz", 4);
+		m->len = 8;
+		m = fake_add_cn(fake_dgram(0), 0x123, 0x456, 2, 1002, "wxyzwxyz", 8);
+		m->len = 3;
+		add(fake_dgram(0), 3, "wxyz");
+		if (batch) {
+			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EBADMSG);
+			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EBADMSG);
+			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 1);
+			assert_int_equal(out[0].msg->seq, 3);
+		} else {
+			expect_err(s, EBADMSG);
+			expect_err(s, EBADMSG);
+			expect_msg(s, 3, "wxyz");
+		}
+		assert_int_equal(stats(s).malformed, 2 * (uint64_t)(batch + 1));
+	}
+}
+
+/* A datagram cut exactly at the end of a message that fills the receive
+ * slot: every length agrees, only MSG_TRUNC tells that more was sent. */
+static void truncated_at_a_message_end(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[2];
+	/* CN_SLOT_SIZE (src/internal.h): what one slot holds */
+	const size_t slot =
+	    NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct cn_msg) + CONNECTOR_MAX_MSG_SIZE + 64);
+	static char
+	    big[NLMSG_ALIGN(NLMSG_HDRLEN + sizeof(struct cn_msg) + CONNECTOR_MAX_MSG_SIZE + 64)];
+	struct fake_dgram *d;
+
+	memset(big, 'x', sizeof(big));
+	for (int batch = 0; batch < 2; batch++) {
+		fake_reset();
+		d = fake_dgram(0);
+		fake_add_cn(d, 0x123, 0x456, 1, 1001, big,
+			    slot - NLMSG_HDRLEN - sizeof(struct cn_msg));
+		assert_int_equal(d->len, slot);
+		d->msg_flags = MSG_TRUNC;
+		add(fake_dgram(0), 2, "wxyz");
+		if (batch) {
+			assert_int_equal(cn_recv_batch(s, out, 2, CN_RECV_DONTWAIT), -EMSGSIZE);
+			assert_int_equal(cn_recv_batch(s, out, 2, CN_RECV_DONTWAIT), 1);
+			assert_int_equal(out[0].msg->seq, 2);
+		} else {
+			expect_err(s, EMSGSIZE);
+			expect_msg(s, 2, "wxyz");
+		}
+	}
+}
+
 static void foreign_sender_skipped(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -616,6 +680,8 @@ int main(void)
 		T(nlmsg_error_and_noop),
 		T(truncated_datagram),
 		T(walk_simple_and_checked_alike),
+		T(cn_msg_len_disagrees),
+		T(truncated_at_a_message_end),
 		T(foreign_sender_skipped),
 		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, fake_teardown),
 		T(batch_several_datagrams_one_syscall),
