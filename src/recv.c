@@ -193,7 +193,9 @@ static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
 {
 	const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
 	uint32_t len = NLMSG_HDRLEN + sizeof(*m) + m->len;
-	uint32_t rest = (len ^ mm->msg_len) | (mm->msg_hdr.msg_flags & MSG_TRUNC) | from->nl_pid;
+	/* Any receive flag (MSG_TRUNC: cut off; MSG_CTRUNC) leaves the
+	 * datagram to the walk, which reports MSG_TRUNC: no mask needed. */
+	uint32_t rest = (len ^ mm->msg_len) | (uint32_t)mm->msg_hdr.msg_flags | from->nl_pid;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	uint64_t head; /* nlmsg_len, then nlmsg_type and nlmsg_flags */
 
