@@ -170,14 +170,23 @@ static void respond(const struct cn_msg *req, uint32_t dst, void *arg)
 	fake_add_cn(fake_dgram(0), req->id.idx, req->id.val, req->seq, req->ack + 1, NULL, 0);
 }
 
-static void request_keeps_group(void **state)
+/* A request of 4 payload bytes (the same buffer for every test). */
+static struct cn_msg *request(void)
 {
-	struct cn_sock *s = fake_sock(state);
-	union {
+	static union {
 		struct cn_msg m;
 		uint8_t b[CN_MSG_SIZE(4)];
 	} u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x200, 1, "req", 4);
+
+	assert_non_null(req);
+	return req;
+}
+
+static void request_keeps_group(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_msg *req = request();
 	struct cn_message rep;
 
 	assert_int_equal(cn_join(s, BIG), 0);
@@ -192,11 +201,7 @@ static void request_keeps_group(void **state)
 static void async_keeps_group(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
-	union {
-		struct cn_msg m;
-		uint8_t b[CN_MSG_SIZE(4)];
-	} u;
-	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 0x200, 1, "req", 4);
+	struct cn_msg *req = request();
 	const struct cn_msg *sent;
 	struct cn_completion c;
 
