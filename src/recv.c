@@ -249,7 +249,8 @@ static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, ui
 /*
  * Take whole datagrams from datagram `first` on while each is a simple one
  * (simple_datagram): its message to out[], port 0, its group from
- * nl_groups (callers without NETLINK_PKTINFO only). end is how many
+ * nl_groups (a caller with NETLINK_PKTINFO on puts the cmsg's group in
+ * its place, as the walk does, or does not call it). end is how many
  * datagrams may be taken times sizeof(*out), at least one. Returns the
  * offset in out[] after the last taken (end when all were); the first
  * other datagram and the rest after it are left to the walk, which checks
@@ -285,12 +286,14 @@ take_simple(const struct cn_sock *s, uint32_t first, struct cn_message *out, siz
 	return k;
 }
 
-/* Datagram rx.next is walked: on to the next. After the last one the cursor
- * is cleared to (0, 0), the state cn__rx_fresh tests as one word. */
-static inline void rx_next_datagram(struct cn_sock *s)
+/* The k datagrams from rx.next on are walked: on to the next. After the
+ * last one the cursor is cleared to (0, 0), the state cn__rx_fresh tests
+ * as one word. */
+static inline void rx_skip_datagrams(struct cn_sock *s, uint32_t k)
 {
 	s->rx.offset = 0;
-	if (++s->rx.next == s->rx.count)
+	s->rx.next += k;
+	if (s->rx.next == s->rx.count)
 		s->rx.next = s->rx.count = 0;
 }
 
@@ -307,34 +310,29 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 
 		if (s->rx.offset == 0) {
 			/* The common datagram with one test (see simple_datagram). */
-			if (simple_datagram(s->slots + (size_t)i * CN_SLOT_SIZE, &s->mmsg[i],
-					    from)) {
-				out->msg =
-				    (const struct cn_msg *)(s->slots + (size_t)i * CN_SLOT_SIZE +
-							    NLMSG_HDRLEN);
-				out->port = 0;
-				out->group =
-				    s->pktinfo ? s->groups[i] : group_of_bit(from->nl_groups);
+			if (take_simple(s, i, out, sizeof(*out))) {
+				if (s->pktinfo)
+					out->group = s->groups[i];
 				s->st.messages++;
-				rx_next_datagram(s);
+				rx_skip_datagrams(s, 1);
 				return 1;
 			}
 			if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
 				/* Not from the kernel: a local process may be spoofing. */
 				s->st.foreign++;
-				rx_next_datagram(s);
+				rx_skip_datagrams(s, 1);
 				continue;
 			}
 			if (h->msg_flags & MSG_TRUNC) {
 				s->st.malformed++;
-				rx_next_datagram(s);
+				rx_skip_datagrams(s, 1);
 				return -EMSGSIZE;
 			}
 		}
 		off = s->rx.offset;
 		r = parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
 		if (r == 0) {
-			rx_next_datagram(s);
+			rx_skip_datagrams(s, 1);
 			continue;
 		}
 		/* An ack (-ENODATA) or an error: the awaited one is taken. */
@@ -345,7 +343,7 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 			continue;
 		if (r == -EBADMSG) {
 			s->st.malformed++;
-			rx_next_datagram(s);
+			rx_skip_datagrams(s, 1);
 			return r;
 		}
 		if (r == -ENOBUFS)
@@ -368,7 +366,7 @@ static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct 
 			 * in a second walk, so that nothing looks pending (a
 			 * cn_request would otherwise make an extra recvmsg that
 			 * returns EAGAIN, every time). */
-			rx_next_datagram(s);
+			rx_skip_datagrams(s, 1);
 		}
 		return 1;
 	}
@@ -407,10 +405,7 @@ int cn__walk_n(struct cn_sock *s, struct cn_message *out, unsigned int max, int 
 			if (k) {
 				n += k;
 				s->st.messages += k;
-				if (k == left)
-					s->rx.next = s->rx.count = 0; /* as rx_next_datagram */
-				else
-					s->rx.next += k;
+				rx_skip_datagrams(s, k);
 				continue;
 			}
 		}
