@@ -5,8 +5,10 @@
 # puts it in the initramfs as /lib/vm-guest.sh, and each /init (busybox sh)
 # sources it first.
 
-# vm_guest_start: busybox applets, /proc, /sys, /dev.
+# vm_guest_start: busybox applets, /proc, /sys, /dev. VM-GUEST-START tells
+# the host (vm_boot) that the kernel finished its own boot and ran /init.
 vm_guest_start() {
+	echo "VM-GUEST-START"
 	/bin/busybox --install -s /bin
 	export PATH=/bin
 	mount -t proc proc /proc
