@@ -14,6 +14,7 @@ int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 	 * the largest member we know of must be there. */
 	if (msg->len < sizeof(struct proc_event))
 		return cn_fail(EBADMSG);
-	cn__proc_decode_event(msg, ev);
+	cn__proc_decode_fields(msg, ev);
+	ev->lost_before = 0;
 	return 0;
 }

@@ -79,17 +79,17 @@ _Static_assert(
 
 /*
  * Fill *ev from msg, whose payload the caller checked holds a whole struct
- * proc_event; lost_before is 0 (the tracking sets it when there is a gap).
- * Fields the event type does not use are 0, but the struct is not cleared
- * as a whole first: a 96-byte memset compiles to rep stos here, 28
- * instructions per event, more than the raw loop spends decoding. The
- * fields from tracer_pid to lost_before (fork uses none of them) are
- * cleared with four vector stores, the others per type; fork, exit and
+ * proc_event, all but lost_before (the caller's: cn_proc_decode clears it,
+ * the tracking writes it). Fields the event type does not use are 0, but
+ * the struct is not cleared as a whole first: a 96-byte memset compiles to
+ * rep stos here, 28 instructions per event, more than the raw loop spends
+ * decoding. The fields from tracer_pid to comm (fork uses none of them) are
+ * cleared with three vector stores, the others per type; fork, exit and
  * exec (what a storm is made of) are tested first, pairs of fields copied
  * at once.
  */
-static inline __attribute__((always_inline)) void cn__proc_decode_event(const struct cn_msg *msg,
-									struct cn_proc_event *ev)
+static inline __attribute__((always_inline)) void cn__proc_decode_fields(const struct cn_msg *msg,
+									 struct cn_proc_event *ev)
 {
 	const uint8_t *pe = msg->data;
 	struct {
@@ -98,7 +98,7 @@ static inline __attribute__((always_inline)) void cn__proc_decode_event(const st
 	uint32_t what;
 
 	memset(&ev->tracer_pid, 0,
-	       offsetof(struct cn_proc_event, lost_before) + sizeof(ev->lost_before) -
+	       offsetof(struct cn_proc_event, lost_before) -
 		   offsetof(struct cn_proc_event, tracer_pid));
 	memcpy(&wc, pe + offsetof(struct proc_event, what), sizeof(wc));
 	memcpy(&ev->what, &wc, sizeof(wc));
@@ -197,36 +197,40 @@ static inline uint32_t cn__proc_track_gap(struct cn_proc_track *t, struct cn_pro
 	return gap;
 }
 
-/* Count the events a CPU's counter skipped before the event (cpu, seq). */
-static inline uint32_t cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq)
+/* Count the events a CPU's counter skipped before the event (cpu, seq)
+ * into *lost_before (0 when none, or when not tracking). */
+static inline __attribute__((always_inline)) void
+cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq, uint32_t *lost_before)
 {
 	struct cn_proc_cpu *c;
 
 	t->st.events++;
+	*lost_before = 0; /* one store of a constant, overwritten on a gap */
 	if (cpu >= t->ntrack)
-		return 0; /* not tracking (see cn__proc_track_reset), or an unknown CPU */
+		return; /* not tracking (see cn__proc_track_reset), or an unknown CPU */
 	c = &t->cpu[cpu];
 	/* The usual case, the seq expected: one compare, one store. */
 	if (__builtin_expect(c->next_seq == seq, 1)) {
 		c->next_seq = (uint32_t)(seq + 1);
-		return 0;
+		return;
 	}
-	return cn__proc_track_gap(t, c, seq);
+	*lost_before = cn__proc_track_gap(t, c, seq);
 }
 
-/* Decode and track a proc message; 1: an event for the caller, 0: an ack
- * (ours or other listeners', control traffic) or not of a wanted type. */
+/*
+ * Decode and track a proc message; 1: an event for the caller, 0: an ack
+ * (ours or other listeners', control traffic) or not of a wanted type.
+ * Tracked first, so that after the decoder's branch for each type only the
+ * filter is left: the compiler copies it into each branch, where the type is
+ * known, and the common types return straight from their branch.
+ */
 static inline __attribute__((always_inline)) int
 cn__proc_handle_event(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
-	uint32_t gap;
-
-	cn__proc_decode_event(msg, ev);
-	/* The CPU read again rather than split from the (what, cpu) pair the
-	 * decoder copied: one load instead of a move and a shift. */
-	gap = cn__proc_track(&s->proc, (uint32_t)PE(msg->data, cpu), msg->seq);
-	if (__builtin_expect(gap != 0, 0))
-		ev->lost_before = gap; /* the decoder left 0 */
+	/* The CPU read on its own rather than split from the (what, cpu) pair
+	 * the decoder copies: one load instead of a move and a shift. */
+	cn__proc_track(&s->proc, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
+	cn__proc_decode_fields(msg, ev);
 	return cn__proc_passes(s->proc.user_want, ev);
 }
 

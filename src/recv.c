@@ -558,12 +558,12 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 	/* MSG_WAITFORONE: at least one datagram, or an error. */
 	if (__builtin_expect(got <= 0, 0))
 		return got < 0 ? recv_batch_failed(s) : 0;
-	s->st.datagrams += (uint64_t)got;
 	end = (size_t)got * sizeof(*out);
 	k = take_simple(s, 0, out, end);
 	if (__builtin_expect(k == end, 1)) {
-		s->st.messages += (uint64_t)got;
+		s->simple += (uint64_t)got;
 		return got; /* the cursor is (0, 0) still: nothing to walk */
 	}
+	s->st.datagrams += (uint64_t)got;
 	return recv_batch_rest(s, out, (uint32_t)(k / sizeof(*out)), (uint32_t)got);
 }

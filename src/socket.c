@@ -338,6 +338,8 @@ int cn_stats(const struct cn_sock *s, struct cn_stats *st)
 	if (!s || !st)
 		return cn_fail(EINVAL);
 	*st = s->st;
+	st->datagrams += s->simple;
+	st->messages += s->simple;
 	return 0;
 }
 

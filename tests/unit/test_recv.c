@@ -508,6 +508,33 @@ static void batch_fill_every_slot(void **state)
 	assert_int_equal(out[0].msg->seq, 31);
 }
 
+/* A fresh read whose datagrams are all simple counts them in one counter of
+ * its own (one add per call): cn_stats still reports each as a datagram and
+ * a message, added to what the other paths count. */
+static void batch_all_simple_counted(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[8];
+	struct fake_dgram *d;
+
+	for (uint32_t i = 1; i <= 3; i++)
+		add(fake_dgram(0), i, "wxyz");
+	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), 3);
+	assert_int_equal(out[2].msg->seq, 3);
+	assert_int_equal(stats(s).syscalls, 1);
+	assert_int_equal(stats(s).datagrams, 3);
+	assert_int_equal(stats(s).messages, 3);
+
+	fake_reset();
+	d = fake_dgram(0); /* two messages: the walk's counters */
+	add(d, 4, "wxyz");
+	add(d, 5, "wxyz");
+	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), 2);
+	assert_int_equal(stats(s).syscalls, 2);
+	assert_int_equal(stats(s).datagrams, 4);
+	assert_int_equal(stats(s).messages, 5);
+}
+
 static void batch_smaller_than_available(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -685,6 +712,7 @@ int main(void)
 		T(foreign_sender_skipped),
 		cmocka_unit_test_setup_teardown(foreign_sender_accepted, setup_any, fake_teardown),
 		T(batch_several_datagrams_one_syscall),
+		T(batch_all_simple_counted),
 		T(batch_fast_then_walked),
 		T(batch_fill_every_slot),
 		T(batch_smaller_than_available),
