@@ -446,7 +446,7 @@ struct cn_proc_event {
 	uint32_t exit_signal; /* exit: signal the parent gets (usually SIGCHLD) */
 	uint32_t ack_err;     /* none: error of the LISTEN/IGNORE ack (0 = ok) */
 	char comm[17];	      /* comm: new name, NUL-terminated */
-	uint32_t lost_before; /* cn_proc_recv: events lost on this CPU just before it */
+	uint32_t lost_before; /* events lost just before it (see cn_proc_recv) */
 	/* Room for fields a later version adds without changing the struct's
 	 * size (callers allocate it): not written, do not read. */
 	uint64_t reserved[4];
@@ -537,7 +537,9 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * first event received from it after cn_proc_listen are reported only as
  * the overrun (-ENOBUFS) that caused them.
  * Messages of other ids are skipped. Events outside cn_proc_listen's mask
- * are skipped (after being tracked).
+ * (and acks) are skipped after being tracked: a gap found before one of
+ * them is added to the lost_before of the next event returned, so it may
+ * count events of another CPU than ev->cpu. Nothing lost is left out.
  * Returns 0 with *ev filled (it always stores one event, like cn_recv), or
  * a negative error as cn_recv (-EAGAIN with CN_RECV_DONTWAIT or a
  * non-blocking socket; -ENOBUFS: overrun, call again).

@@ -128,13 +128,16 @@ static void filtered_listen(void **state)
 	event(PROC_EVENT_FORK, 0, 10);
 	event(PROC_EVENT_EXIT, 3, 10);
 	event(PROC_EVENT_FORK, 1, 11);
+	memset(&ev, 0xa5, sizeof(ev)); /* lost_before is written, not kept */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.what, CN_PROC_FORK);
 	assert_int_equal(ev.lost_before, 0);
+	memset(&ev, 0xa5, sizeof(ev)); /* lost_before is written, not kept */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.what, CN_PROC_EXIT);
 	assert_int_equal(ev.pid, 10);
 	assert_int_equal(ev.lost_before, 0);
+	memset(&ev, 0xa5, sizeof(ev)); /* lost_before is written, not kept */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.lost_before, 0);
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
@@ -161,8 +164,10 @@ static void full_listen_on_filtering_kernel(void **state)
 	assert_int_equal(op, PROC_CN_MCAST_LISTEN);
 	event(PROC_EVENT_FORK, 0, 10);
 	event(PROC_EVENT_EXIT, 2, 10);
+	memset(&ev, 0xa5, sizeof(ev)); /* lost_before is written, not kept */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.lost_before, 0);
+	memset(&ev, 0xa5, sizeof(ev)); /* lost_before is written, not kept */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.lost_before, 2);
 }
