@@ -150,6 +150,7 @@ vm_boot() {
 	shift
 	(cd "$VM_ROOT" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$VM_WORK/initramfs.gz"
 	VM_LOG=$VM_WORK/console.log
+	rm -f "$VM_WORK/console.boot-1.log" # from an earlier run in this VM_WORK
 	vm_boot_once "$@"
 	if ! grep -q 'VM-GUEST-START' "$VM_LOG.txt" && vm_log_reports "$VM_LOG.txt" >/dev/null; then
 		mv "$VM_LOG" "$VM_WORK/console.boot-1.log"
