@@ -388,18 +388,36 @@ CN_EXPORT unsigned int cn_async_inflight(const struct cn_sock *s);
 /* ------------------------------------------------------------------------ */
 
 /*
- * Walk a datagram of `len` bytes holding netlink messages. On each call,
- * *offset (start at 0) advances past one netlink message.
+ * Where cn_parse_next is in a datagram: the next netlink message, or, inside
+ * a netlink message that bundles several cn_msg records, the next record and
+ * the end of that message. Zero it before the first call; do not change it
+ * between calls.
+ */
+struct cn_parse_pos {
+	size_t offset;	/* next netlink message, or next record when msg_end != 0 */
+	size_t msg_end; /* end of the bundling netlink message; 0: none */
+};
+
+/*
+ * Walk a datagram of `len` bytes holding netlink messages, one cn_msg
+ * record per call. A netlink message usually holds one record; w1
+ * (drivers/w1/w1_netlink.c) bundles several back to back, unaligned, each
+ * bounded by its own len, all inside the netlink message's nlmsg_len. Up to
+ * 3 bytes of padding after the last record of a message are tolerated.
  * Returns:
- *   1  *out points to a valid cn_msg (its length agrees with the netlink one)
+ *   1  *out points to a valid cn_msg record (inside buf, not aligned)
  *   0  end of datagram
- *  -EBADMSG    truncated or inconsistent data (stop walking this datagram)
+ *  -EBADMSG    truncated or inconsistent data: a record that runs past its
+ *              netlink message, or a netlink message past the datagram
+ *              (the records before it were returned; stop walking)
  *  -ENOBUFS    an NLMSG_OVERRUN message
  *  -ENODATA    a message that carries nothing for the caller (NLMSG_NOOP,
  *              an NLMSG_ERROR with error 0): continue walking
  *  other < 0   an NLMSG_ERROR carrying that -errno
+ * -EINVAL for a NULL argument.
  */
-CN_EXPORT int cn_parse_next(const void *buf, size_t len, size_t *offset, const struct cn_msg **out);
+CN_EXPORT int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos,
+			    const struct cn_msg **out);
 
 /* ------------------------------------------------------------------------ */
 /* Proc connector (CN_IDX_PROC): process events                              */

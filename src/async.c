@@ -416,7 +416,7 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 		unsigned int room = max - n, k;
 		int r;
 
-		k = (unsigned int)cn__walk_n(s, ms, room < 16 ? room : 16, &r);
+		k = cn__rx_take(s, ms, room < 16 ? room : 16, &r);
 		/* k <= room: each message completes at most one request. */
 		for (unsigned int i = 0; i < k; i++) {
 			uint32_t slot;
@@ -467,7 +467,7 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 			if (r < 0)
 				return cn_fail(errno);
 		}
-		r = cn__read_datagrams(s, s->nslots, 1);
+		r = cn__rx_read(s, s->rx.nslots, 1);
 		fresh = r == -EAGAIN;
 		if (r < 0 && r != -EAGAIN)
 			return cn_fail(-r);

@@ -245,25 +245,6 @@ void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg)
 	s->handler_arg = arg;
 }
 
-/* A message that is not the awaited reply: to the handler, or kept. */
-void cn__keep(struct cn_sock *s, const struct cn_message *m)
-{
-	if (s->handler) {
-		s->handler(m, s->handler_arg);
-		return;
-	}
-	int r = cn__backlog_push(&s->backlog, m);
-
-	if (r == 0) {
-		s->st.kept++;
-		return;
-	}
-	s->st.kept_lost++;
-	/* Reported as one -ENOBUFS, as an overrun of the socket would be. */
-	if (r < 0)
-		s->proc.st.overruns++;
-}
-
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -284,10 +265,10 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 	if (!s || !req || !reply || (flags & ~REQUEST_FLAGS) ||
 	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
 		return cn_fail(EINVAL);
-	/* The proc connector answers through its group only (see DESIGN.md):
-	 * without it the request would just time out. */
-	if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC && !s->proc.joined &&
-	    s->unit == NETLINK_CONNECTOR) {
+	/* The proc connector answers through its group only (docs/DESIGN.md,
+	 * "The proc connector"): without it the request would just time out. */
+	if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
+	    !(s->joined & (1u << (CN_IDX_PROC - 1))) && s->unit == NETLINK_CONNECTOR) {
 		r = cn_join(s, CN_IDX_PROC);
 		if (r < 0)
 			return r;

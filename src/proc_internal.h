@@ -5,7 +5,7 @@
  * per-CPU sequence tracking used on the receive fast path (inline there:
  * docs/PERFORMANCE.md counts every instruction per event).
  *
- * Facts these files rely on (DESIGN.md section 2, checked on Linux 6.18):
+ * Facts these files rely on (docs/DESIGN.md, "The proc connector"):
  *  - an event's cn_msg.seq is a per-CPU counter and proc_event.cpu names the
  *    CPU, so loss shows as a gap in one CPU's sequence;
  *  - the ack to LISTEN/IGNORE keeps ack + 1 but gets a per-CPU seq too and
@@ -30,6 +30,37 @@ struct cn_proc_input {
 };
 
 #define PROC_MSG_TIMEOUT_DEFAULT 1000
+
+/* One CPU's proc event sequence: the seq its next event should carry, a
+ * 32-bit value, or CN_PROC_UNSEEN (which no seq equals) until the CPU's
+ * first event. A tracked event in sequence costs one compare (the gap and
+ * the first event go the other way: cn__proc_track_gap). */
+struct cn_proc_cpu {
+	uint64_t next_seq;
+};
+#define CN_PROC_UNSEEN ((uint64_t)1 << 32)
+
+/* A socket's proc connector state (s->proc, allocated on first use by
+ * cn__proc_state; proc_seq.c). */
+struct cn_proc_track {
+	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
+	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
+	struct cn_proc_cpu *cpu;
+	uint32_t user_want; /* CN_PROC_* types wanted (all ones: every type) */
+	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
+	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
+	int subscribed;	    /* cn_proc_listen succeeded, no cn_proc_ignore since */
+	uint64_t events;    /* cn_proc_stats.events */
+	uint64_t lost;	    /* cn_proc_stats.lost */
+};
+
+/* proc_seq.c: the socket's proc state, allocated on its first use (every
+ * type wanted, nothing tracked); NULL with errno ENOMEM. */
+struct cn_proc_track *cn__proc_alloc(struct cn_sock *s);
+static inline struct cn_proc_track *cn__proc_state(struct cn_sock *s)
+{
+	return __builtin_expect(s->proc != NULL, 1) ? s->proc : cn__proc_alloc(s);
+}
 
 /* The event types proper, without the NONZERO_EXIT qualifier. */
 #define PROC_TYPES (CN_PROC_ALL & ~(uint32_t)CN_PROC_NONZERO_EXIT)
@@ -193,7 +224,7 @@ static inline uint32_t cn__proc_track_gap(struct cn_proc_track *t, struct cn_pro
 	 * resynchronise, count nothing. */
 	if (!seen || gap >= 0x80000000u)
 		return 0;
-	t->st.lost += gap;
+	t->lost += gap;
 	return gap;
 }
 
@@ -204,7 +235,7 @@ cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq, uint32_t *lo
 {
 	struct cn_proc_cpu *c;
 
-	t->st.events++;
+	t->events++;
 	*lost_before = 0; /* one store of a constant, overwritten on a gap */
 	if (cpu >= t->ntrack)
 		return; /* not tracking (see cn__proc_track_reset), or an unknown CPU */
@@ -225,28 +256,30 @@ cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq, uint32_t *lo
  * known, and the common types return straight from their branch.
  */
 static inline __attribute__((always_inline)) int
-cn__proc_handle_event(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
+cn__proc_handle_event(struct cn_proc_track *t, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
-	/* The CPU read on its own rather than split from the (what, cpu) pair
-	 * the decoder copies: one load instead of a move and a shift. */
-	cn__proc_track(&s->proc, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
+	cn__proc_track(t, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
 	cn__proc_decode_fields(msg, ev);
-	return cn__proc_passes(s->proc.user_want, ev);
+	return cn__proc_passes(t->user_want, ev);
 }
 
 /* proc_seq.c: start tracking afresh; `mask` as cn_proc_listen's (0: every
  * type), kernel_filter 1 when the kernel filters this socket. 0 or -ENOMEM. */
-int cn__proc_track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter);
+int cn__proc_track_reset(struct cn_proc_track *t, uint32_t mask, int kernel_filter);
 
-/* proc_listen.c: send a LISTEN for every event type, as a 4-byte op
- * (proc_input 0) or an 8-byte struct proc_input, and wait up to timeout_ms
- * for its ack (0: do not wait). 0, the ack's error as -errno, or -errno. */
+/* proc_ops.c: send a mcast op (4 bytes) or a struct proc_input (8 bytes);
+ * wait up to timeout_ms for its ack (0: do not wait). 0, the ack's error
+ * as -errno, or -errno. */
+int cn__proc_op(struct cn_sock *s, const void *payload, size_t len, int timeout_ms);
+
+/* proc_ops.c: a LISTEN for every event type, as a 4-byte op (proc_input 0)
+ * or an 8-byte struct proc_input, as cn__proc_op. */
 int cn__proc_listen_all(struct cn_sock *s, int proc_input, int timeout_ms);
 
-/* proc_listen.c: drop the proc messages kept in the backlog while a LISTEN
+/* proc_ops.c: drop the proc messages kept in the backlog while a LISTEN
  * was awaited on a socket not subscribed yet (cn_proc_listen, the probe),
  * so that none waits where poll cannot see it; tracked CPUs' expected seqs
  * move past them. */
-void cn__proc_drop_kept(struct cn_sock *s);
+void cn__proc_drop_kept(struct cn_sock *s, struct cn_proc_track *t);
 
 #endif /* LIBCN_PROC_INTERNAL_H */

@@ -37,8 +37,8 @@ int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms)
 	}
 	/* Acks and events kept while waiting: not for a caller that has not
 	 * subscribed (cn_proc_listen drops its own the same way). */
-	if (!s->proc.subscribed)
-		cn__proc_drop_kept(s);
+	if (s->proc && !s->proc->subscribed)
+		cn__proc_drop_kept(s, s->proc);
 	if (r < 0)
 		return r;
 	__atomic_store_n(&kernel_filters, filters, __ATOMIC_RELAXED);

@@ -1,16 +1,36 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc_seq.c - per-CPU sequence tracking state of a proc listener: reset on
- * each cn_proc_listen, counters for cn_proc_stats (the per-event step is
- * inline in proc_internal.h). */
+/* proc_seq.c - a socket's proc connector state: allocated on first use,
+ * per-CPU sequence tracking reset on each cn_proc_listen, counters for
+ * cn_proc_stats (the per-event step is inline in proc_internal.h). */
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "proc_internal.h"
 
-/* Start tracking afresh; `mask` as cn_proc_listen's (0: every type). */
-int cn__proc_track_reset(struct cn_sock *s, uint32_t mask, int kernel_filter)
+struct cn_proc_track *cn__proc_alloc(struct cn_sock *s)
 {
-	struct cn_proc_track *t = &s->proc;
+	struct cn_proc_track *t = calloc(1, sizeof(*t));
+
+	if (!t) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	t->user_want = UINT32_MAX; /* every type until cn_proc_listen */
+	s->proc = t;
+	return t;
+}
+
+void cn__proc_free(struct cn_sock *s)
+{
+	if (!s->proc)
+		return;
+	free(s->proc->cpu);
+	free(s->proc);
+	s->proc = NULL;
+}
+
+int cn__proc_track_reset(struct cn_proc_track *t, uint32_t mask, int kernel_filter)
+{
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 
 	if (n < 1)
@@ -37,7 +57,14 @@ int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st)
 {
 	if (!s || !st)
 		return cn_fail(EINVAL);
-	*st = s->proc.st;
+	memset(st, 0, sizeof(*st));
+	if (s->proc) {
+		st->events = s->proc->events;
+		st->lost = s->proc->lost;
+	}
+	/* Losses without a per-CPU trace: the socket's overruns, and the
+	 * backlog's overflows reported as -ENOBUFS (libcn.h). */
+	st->overruns = s->st.overruns + s->kept_overflows;
 	return 0;
 }
 
@@ -45,6 +72,8 @@ int cn_proc_filter(const struct cn_sock *s)
 {
 	if (!s)
 		return cn_fail(EINVAL);
-	return (s->proc.user_want != UINT32_MAX ? CN_PROC_FILTER_USER : 0) |
-	       (s->proc.kernel_filter ? CN_PROC_FILTER_KERNEL : 0);
+	if (!s->proc)
+		return 0;
+	return (s->proc->user_want != UINT32_MAX ? CN_PROC_FILTER_USER : 0) |
+	       (s->proc->kernel_filter ? CN_PROC_FILTER_KERNEL : 0);
 }

@@ -1,18 +1,90 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * recv.c - the receive path: datagrams into the socket's slots, walked one
- * message at a time (the netlink framing of each: cn_parse_next), with
- * overruns and malformed data reported.
+ * recv.c - the receive funnel (docs/DESIGN.md, "The path of a message").
  *
- * The hot path reads the fd directly (recvmsg / recvmmsg) instead of going
- * through libnl's nl_recvmsgs: measured here under callgrind, the libnl reader
- * costs about 1,600 user-space instructions per proc event against about 58
- * for a raw loop, and it allocates per receive (DESIGN.md section 2).
+ * One function reads: cn__rx_read makes every receive system call, counts
+ * it and reports an overrun. One walk takes messages: cn__rx_take splits
+ * each datagram into its netlink messages and each of those into its cn_msg
+ * records (parse.h), skips what the caller must not see, and reports
+ * malformed data. cn_recv, cn_recv_batch, cn_request, the async API and the
+ * proc layer all take their messages from these two.
+ *
+ * The fd is read directly (recvfrom / recvmmsg) instead of through libnl's
+ * nl_recvmsgs, which treats connector messages (NLMSG_DONE) as the end of a
+ * dump and allocates per receive (docs/DESIGN.md, "libnl").
  */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "internal.h"
+#include "parse.h"
+
+int cn__rx_init(struct cn_sock *s, uint32_t nslots)
+{
+	struct cn_rx *rx = &s->rx;
+
+	rx->nslots = nslots;
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	rx->slots = aligned_alloc(64, ((size_t)nslots * CN_SLOT_SIZE + 63) & ~(size_t)63);
+	rx->mmsg = calloc(nslots, sizeof(*rx->mmsg));
+	rx->iov = calloc(nslots, sizeof(*rx->iov));
+	rx->addrs = calloc(nslots, sizeof(*rx->addrs));
+	if (!rx->slots || !rx->mmsg || !rx->iov || !rx->addrs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nslots; i++) {
+		rx->iov[i].iov_base = rx->slots + (size_t)i * CN_SLOT_SIZE;
+		rx->iov[i].iov_len = CN_SLOT_SIZE;
+		rx->mmsg[i].msg_hdr.msg_iov = &rx->iov[i];
+		rx->mmsg[i].msg_hdr.msg_iovlen = 1;
+		rx->mmsg[i].msg_hdr.msg_name = &rx->addrs[i];
+		rx->mmsg[i].msg_hdr.msg_namelen = sizeof(rx->addrs[i]);
+	}
+	return 0;
+}
+
+void cn__rx_free(struct cn_sock *s)
+{
+	struct cn_rx *rx = &s->rx;
+
+	free(rx->slots);
+	free(rx->mmsg);
+	free(rx->iov);
+	free(rx->addrs);
+	free(rx->ctrl);
+	free(rx->groups);
+}
+
+int cn__rx_pktinfo(struct cn_sock *s, int on)
+{
+	struct cn_rx *rx = &s->rx;
+	int v = on;
+
+	if (on && !rx->ctrl) {
+		/* Both or neither: the walk uses them together. */
+		uint8_t *ctrl = calloc(rx->nslots, CN_CTRL_SIZE);
+		uint32_t *groups = calloc(rx->nslots, sizeof(*groups));
+
+		if (!ctrl || !groups) {
+			free(ctrl);
+			free(groups);
+			return -ENOMEM;
+		}
+		rx->ctrl = ctrl;
+		rx->groups = groups;
+		for (uint32_t i = 0; i < rx->nslots; i++)
+			rx->mmsg[i].msg_hdr.msg_control = rx->ctrl + (size_t)i * CN_CTRL_SIZE;
+	}
+	if (setsockopt(s->fd, SOL_NETLINK, NETLINK_PKTINFO, &v, sizeof(v)) < 0)
+		return -errno;
+	/* Datagrams read before, not yet walked, came without the cmsg: their
+	 * groups as nl_groups gave them (groups 1..32, or unicast). */
+	if (on)
+		for (uint32_t i = rx->next; i < rx->count; i++)
+			rx->groups[i] = (uint32_t)ffs((int)rx->addrs[i].nl_groups);
+	rx->pktinfo = on;
+	return 0;
+}
 
 /* The group the datagram described by h came through: its NETLINK_PKTINFO
  * cmsg, or, without one, the group bit in nl_groups (groups 1..32). */
@@ -31,212 +103,113 @@ static uint32_t pktinfo_group(struct msghdr *h, uint32_t nl_groups)
 	return (uint32_t)ffs((int)nl_groups);
 }
 
-/* cn__recv_one on a socket with NETLINK_PKTINFO on: recvmsg with slot 0's
- * control buffer; the group goes to s->groups[0]. */
-static ssize_t recv_one_pktinfo(struct cn_sock *s, int fl, struct sockaddr_nl *from)
+int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait)
 {
-	struct iovec iov = { .iov_base = s->slots, .iov_len = CN_SLOT_SIZE };
-	struct msghdr h = {
-		.msg_name = from,
-		.msg_namelen = sizeof(*from),
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = s->ctrl,
-		.msg_controllen = CN_CTRL_SIZE,
-	};
-	ssize_t r;
-
-	s->st.syscalls++;
-	r = recvmsg(s->fd, &h, fl | MSG_TRUNC);
-	if (r < 0) {
-		if (errno == ENOBUFS)
-			cn__count_overrun(s);
-		return -errno;
-	}
-	s->st.datagrams++;
-	s->groups[0] = pktinfo_group(&h, from->nl_groups);
-	return r;
-}
-
-int cn__read_datagrams(struct cn_sock *s, uint32_t n, int dontwait)
-{
+	struct cn_rx *rx = &s->rx;
 	int fl = dontwait ? MSG_DONTWAIT : 0;
 	int got;
 
-	if (n > s->nslots)
-		n = s->nslots;
-	/* Nothing is reset per call: the kernel writes msg_len, msg_namelen
-	 * (sizeof(struct sockaddr_nl) for netlink, as initialised) and
-	 * msg_flags of every entry it fills, and only filled entries are
-	 * walked. */
-	if (n == 1) {
-		ssize_t r = __builtin_expect(s->pktinfo, 0)
-				? recv_one_pktinfo(s, fl, &s->addrs[0].nl)
-				: cn__recv_one(s, fl, &s->addrs[0].nl);
-
-		if (r < 0)
-			return (int)r;
-		cn__slot0_filled(s, r);
-		return 1;
-	}
-	/* The kernel writes back how much control data it stored. */
-	if (s->pktinfo)
-		for (uint32_t i = 0; i < n; i++)
-			s->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
-	/* Wait for the first datagram only, then take what is queued. */
+	if (n > rx->nslots)
+		n = rx->nslots;
 	s->st.syscalls++;
-	got = recvmmsg(s->fd, s->mmsg, n, fl | MSG_WAITFORONE, NULL);
+	if (n <= 1 && !rx->pktinfo) {
+		/* One datagram: recvfrom, whose kernel side copies no msghdr in
+		 * (bench/sysforms.c); MSG_TRUNC returns the datagram's real
+		 * length, so a cut is still seen. */
+		socklen_t alen = sizeof(rx->addrs[0]);
+		ssize_t r = recvfrom(s->fd, rx->slots, CN_SLOT_SIZE, fl | MSG_TRUNC,
+				     (struct sockaddr *)&rx->addrs[0], &alen);
+
+		got = r < 0 ? -1 : 1;
+		if (r >= 0) {
+			int cut = r > (ssize_t)CN_SLOT_SIZE;
+
+			rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
+			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
+		}
+	} else {
+		/* The kernel writes back how much control data it stored. */
+		if (rx->pktinfo)
+			for (uint32_t i = 0; i < n; i++)
+				rx->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
+		/* Wait for the first datagram only, then take what is queued.
+		 * The kernel writes msg_len, msg_namelen and msg_flags of
+		 * every entry it fills; only filled entries are walked. */
+		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
+	}
 	if (got < 0) {
 		if (errno == ENOBUFS)
-			cn__count_overrun(s);
+			s->st.overruns++;
 		return -errno;
 	}
-	if (s->pktinfo)
+	if (rx->pktinfo)
 		for (int i = 0; i < got; i++)
-			s->groups[i] = pktinfo_group(&s->mmsg[i].msg_hdr, s->addrs[i].nl.nl_groups);
-	s->rx.next = 0;
-	s->rx.count = (uint32_t)got;
-	s->rx.offset = 0;
+			rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
+	rx->next = 0;
+	rx->count = (uint32_t)got;
+	rx->pos.offset = 0;
+	rx->pos.msg_end = 0;
 	s->st.datagrams += (uint64_t)got;
 	return got;
 }
 
-/* cn_parse_next without argument checks and errno (the public calls that
- * use it set errno once). Inline: every received message goes through it
- * in walk, which cost 110 user-space instructions per message with it
- * as a call and 84 with it inline. */
-static inline int parse_next(const void *buf, size_t len, size_t *offset, const struct cn_msg **out)
+static inline const uint8_t *slot(const struct cn_rx *rx, uint32_t i)
 {
-	const uint8_t *p = buf;
-	const struct nlmsghdr *nlh;
-	size_t off, left, nlen;
+	return rx->slots + (size_t)i * CN_SLOT_SIZE;
+}
 
-	off = *offset;
-	*out = NULL;
-	if (off >= len)
-		return 0;
-	left = len - off;
-	if (left < NLMSG_HDRLEN) {
-		*offset = len;
-		return -EBADMSG;
-	}
-	nlh = (const struct nlmsghdr *)(p + off);
-	nlen = nlh->nlmsg_len;
-	if (nlen < NLMSG_HDRLEN || nlen > left) {
-		*offset = len;
-		return -EBADMSG;
-	}
-	/* The last message of a datagram may omit its alignment padding. */
-	*offset = off + (NLMSG_ALIGN(nlen) < left ? NLMSG_ALIGN(nlen) : left);
-
-	/* The connector's own type first; the control types after it. */
-	if (nlh->nlmsg_type != NLMSG_DONE) {
-		switch (nlh->nlmsg_type) {
-		case NLMSG_NOOP:
-			return -ENODATA;
-		case NLMSG_OVERRUN:
-			return -ENOBUFS;
-		case NLMSG_ERROR: {
-			struct nlmsgerr e;
-
-			if (nlen < NLMSG_HDRLEN + sizeof(e.error)) {
-				*offset = len;
-				return -EBADMSG;
-			}
-			memcpy(&e.error, NLMSG_DATA(nlh), sizeof(e.error));
-			if (e.error == 0)
-				return -ENODATA; /* an ack */
-			/* A positive or absurd value is not an errno: refuse it. */
-			if (e.error > 0 || e.error < -4095) {
-				*offset = len;
-				return -EBADMSG;
-			}
-			return e.error;
-		}
-		default:
-			break;
-		}
-	}
-
-	/* Connector messages are NLMSG_DONE, but peers are not required to
-	 * use that type: any other type carrying a cn_msg is accepted. */
-	{
-		const struct cn_msg *m = NLMSG_DATA(nlh);
-		size_t body = nlen - NLMSG_HDRLEN;
-
-		/* cn_msg.len must agree with the netlink length, allowing only
-		 * the netlink alignment padding a sender may count in it. */
-		if (body < sizeof(struct cn_msg) || sizeof(struct cn_msg) + m->len > body ||
-		    NLMSG_ALIGN(sizeof(struct cn_msg) + m->len) < body) {
-			*offset = len;
-			return -EBADMSG;
-		}
-		*out = m;
-		return 1;
-	}
+/* The group datagram i came through (0: unicast). nl_groups carries it as a
+ * bit for groups 1..32 only: with a group above 32 joined, the
+ * NETLINK_PKTINFO cmsg tells (pktinfo_group). */
+static inline uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
+{
+	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 }
 
 /*
- * Is the datagram in slot p (mm its mmsghdr, from its sender) one connector
- * message from the kernel, exactly as long as its headers say? That is
- * what every kernel connector user sends: type NLMSG_DONE, no flags. The
- * length cn_msg.len implies must be the netlink header's and the
- * datagram's, and nothing may be cut off. Then its message is at
- * p + NLMSG_HDRLEN and needs no other check: the receive paths take it with
- * this one test (about 12 instructions) instead of the walk's field by
- * field checks (about 60). Reads stay inside the slot whatever it holds.
- * Written so that take_simple's loop needs no more registers than a
- * call leaves free.
+ * Is datagram i one connector message of one record, from the kernel,
+ * exactly as long as its headers say? That is what every kernel connector
+ * user but w1 sends: type NLMSG_DONE, no flags, nothing cut off. Then its
+ * record is at NLMSG_HDRLEN and needs no other check: one test instead of
+ * the walk's field by field checks. Reads stay inside the slot whatever it
+ * holds.
  */
-static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
-				  const struct sockaddr_nl *from)
+static inline int simple_datagram(const struct cn_rx *rx, uint32_t i)
 {
-	const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
-	uint32_t len = NLMSG_HDRLEN + sizeof(*m) + m->len;
-	/* Any receive flag (MSG_TRUNC: cut off; MSG_CTRUNC) leaves the
-	 * datagram to the walk, which reports MSG_TRUNC: no mask needed. */
-	uint32_t rest = (len ^ mm->msg_len) | (uint32_t)mm->msg_hdr.msg_flags | from->nl_pid;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	uint64_t head; /* nlmsg_len, then nlmsg_type and nlmsg_flags */
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)slot(rx, i);
+	const struct cn_msg *m = NLMSG_DATA(nlh);
+	uint32_t len = (uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len);
 
-	memcpy(&head, p, sizeof(head));
-	/* head ^ len holds nlmsg_len ^ len and the type and flags; rotated,
-	 * the type and flags are the low half, compared with an immediate
-	 * (no 64-bit constant to keep in a register). */
-	head ^= len;
-	head = (head << 32 | head >> 32) ^ NLMSG_DONE;
-	return (head | rest) == 0;
-#else
-	struct nlmsghdr nlh;
-
-	memcpy(&nlh, p, sizeof(nlh));
-	return ((nlh.nlmsg_len ^ len) | (uint32_t)(nlh.nlmsg_type ^ NLMSG_DONE) | nlh.nlmsg_flags |
-		rest) == 0;
-#endif
+	return ((nlh->nlmsg_len ^ len) | (rx->mmsg[i].msg_len ^ len) |
+		(uint32_t)(nlh->nlmsg_type ^ NLMSG_DONE) | nlh->nlmsg_flags |
+		(uint32_t)rx->mmsg[i].msg_hdr.msg_flags | rx->addrs[i].nl_pid) == 0;
 }
 
-/* The group of groups 1..32, one bit of nl_groups (0: unicast); the proc
- * connector's group 1 without ffs. */
-static inline uint32_t group_of_bit(uint32_t g)
+/* On to the datagram after the one being walked. */
+static inline void next_datagram(struct cn_rx *rx)
 {
-	return g == 1 ? 1 : g ? (uint32_t)__builtin_ctz(g) + 1 : 0;
+	rx->next++;
+	rx->pos.offset = 0;
+	rx->pos.msg_end = 0;
 }
 
 /*
- * Is the NLMSG_ERROR at `off` of buf the answer to the acked send the socket
- * waits for (CN_SEND_ACK, message.c)? It must come from the kernel and echo
- * the request's header: its nlmsg_seq and our port. Then it is taken: its
- * error (0 for success) goes to s->ack and it is not returned. 1: taken.
+ * Is the NLMSG_ERROR at `off` of datagram i the answer to the acked send the
+ * socket waits for (CN_SEND_ACK, message.c)? It must come from the kernel
+ * and echo the request's header: its nlmsg_seq and our port. Then it is
+ * taken: its error (0 for success) goes to s->ack and it is not returned.
  */
-static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, uint32_t port)
+static int take_ack(struct cn_sock *s, uint32_t i, size_t off)
 {
+	const uint8_t *p = slot(&s->rx, i) + off;
 	struct nlmsghdr nlh;
 	struct nlmsgerr e;
 
-	memcpy(&nlh, buf + off, sizeof(nlh));
-	if (port != 0 || nlh.nlmsg_type != NLMSG_ERROR || nlh.nlmsg_len < NLMSG_HDRLEN + sizeof(e))
+	memcpy(&nlh, p, sizeof(nlh));
+	if (s->rx.addrs[i].nl_pid != 0 || nlh.nlmsg_type != NLMSG_ERROR ||
+	    nlh.nlmsg_len < NLMSG_HDRLEN + sizeof(e))
 		return 0;
-	memcpy(&e, buf + off + NLMSG_HDRLEN, sizeof(e));
+	memcpy(&e, p + NLMSG_HDRLEN, sizeof(e));
 	if (nlh.nlmsg_seq != s->ack.seq || e.msg.nlmsg_seq != s->ack.seq ||
 	    e.msg.nlmsg_pid != s->port)
 		return 0;
@@ -247,189 +220,91 @@ static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, ui
 }
 
 /*
- * Take whole datagrams from datagram `first` on while each is a simple one
- * (simple_datagram): its message to out[], port 0, its group from
- * nl_groups (a caller with NETLINK_PKTINFO on puts the cmsg's group in
- * its place, as the walk does, or does not call it). end is how many
- * datagrams may be taken times sizeof(*out), at least one. Returns the
- * offset in out[] after the last taken (end when all were); the first
- * other datagram and the rest after it are left to the walk, which checks
- * them one field at a time. The cursor and the counters are the caller's.
- * The walk cost about 80 user-space instructions per message (the cursor
- * kept in the socket, the framing of multi-message datagrams); this loop
- * about 22. Inline: as a function of its own it cost more than the call it
- * saves.
+ * One step of the walk of datagram `next` where simple_datagram does not
+ * apply: 1 with *out filled, 0 when it moved on without a message (a
+ * skipped datagram, an ack, the end of a datagram), or an error: -EBADMSG
+ * or -EMSGSIZE (counted as malformed, the datagram dropped), -ENOBUFS (an
+ * NLMSG_OVERRUN, counted as an overrun), a kernel's NLMSG_ERROR.
  */
-static inline __attribute__((always_inline)) size_t
-take_simple(const struct cn_sock *s, uint32_t first, struct cn_message *out, size_t end)
+static int walk_step(struct cn_sock *s, struct cn_message *out)
 {
-	/* Byte offsets: out[i], s->addrs[i] at 16 * i, s->mmsg[i] at 64 * i. */
-	const uint8_t *mb = (const uint8_t *)(s->mmsg + first);
-	const uint8_t *ab = (const uint8_t *)(s->addrs + first);
-	uint8_t *ob = (uint8_t *)out;
-	const uint8_t *p = s->slots + (size_t)first * CN_SLOT_SIZE;
-	size_t k = 0;
+	struct cn_rx *rx = &s->rx;
+	uint32_t i = rx->next;
+	const struct sockaddr_nl *from = &rx->addrs[i];
+	size_t len = rx->mmsg[i].msg_len, off = rx->pos.offset;
+	const struct cn_msg *m;
+	int r;
 
-	do {
-		const struct mmsghdr *mm = (const struct mmsghdr *)(mb + 4 * k);
-		const struct sockaddr_nl *from = &((const struct cn_addr *)(ab + k))->nl;
-		struct cn_message *o = (struct cn_message *)(ob + k);
-
-		if (!simple_datagram(p, mm, from))
-			break;
-		o->msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
-		o->port = 0;
-		o->group = group_of_bit(from->nl_groups);
-		k += sizeof(*out);
-		p += CN_SLOT_SIZE;
-	} while (k < end);
-	return k;
-}
-
-/* The k datagrams from rx.next on are walked: on to the next. After the
- * last one the cursor is cleared to (0, 0), the state cn__rx_fresh tests
- * as one word. */
-static inline void rx_skip_datagrams(struct cn_sock *s, uint32_t k)
-{
-	s->rx.offset = 0;
-	s->rx.next += k;
-	if (s->rx.next == s->rx.count)
-		s->rx.next = s->rx.count = 0;
-}
-
-/* Walk the datagrams read so far. 1: *out filled; 0: none left; < 0: error. */
-static inline __attribute__((always_inline)) int walk(struct cn_sock *s, struct cn_message *out)
-{
-	while (s->rx.next < s->rx.count) {
-		uint32_t i = s->rx.next;
-		const struct msghdr *h = &s->mmsg[i].msg_hdr;
-		const struct sockaddr_nl *from = &s->addrs[i].nl;
-		const struct cn_msg *m;
-		size_t off;
-		int r;
-
-		if (s->rx.offset == 0) {
-			/* The common datagram with one test (see simple_datagram). */
-			if (take_simple(s, i, out, sizeof(*out))) {
-				if (s->pktinfo)
-					out->group = s->groups[i];
-				s->st.messages++;
-				rx_skip_datagrams(s, 1);
-				return 1;
-			}
-			if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
-				/* Not from the kernel: a local process may be spoofing. */
-				s->st.foreign++;
-				rx_skip_datagrams(s, 1);
-				continue;
-			}
-			if (h->msg_flags & MSG_TRUNC) {
-				s->st.malformed++;
-				rx_skip_datagrams(s, 1);
-				return -EMSGSIZE;
-			}
+	if (off == 0 && rx->pos.msg_end == 0) {
+		if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
+			/* Not from the kernel: a local process may be spoofing. */
+			s->st.foreign++;
+			next_datagram(rx);
+			return 0;
 		}
-		off = s->rx.offset;
-		r = parse_next(h->msg_iov->iov_base, s->mmsg[i].msg_len, &s->rx.offset, &m);
-		if (r == 0) {
-			rx_skip_datagrams(s, 1);
-			continue;
-		}
-		/* An ack (-ENODATA) or an error: the awaited one is taken. */
-		if (__builtin_expect(s->ack.armed, 0) && r < 0 && r != -EBADMSG && r != -ENOBUFS &&
-		    take_ack(s, h->msg_iov->iov_base, off, from->nl_pid))
-			continue;
-		if (r == -ENODATA)
-			continue;
-		if (r == -EBADMSG) {
+		if (rx->mmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			s->st.malformed++;
-			rx_skip_datagrams(s, 1);
-			return r;
+			next_datagram(rx);
+			return -EMSGSIZE;
 		}
-		if (r == -ENOBUFS)
-			cn__count_overrun(s);
-		if (r < 0) {
-			out->msg = NULL;
-			out->port = from->nl_pid;
-			out->group = 0;
-			return r;
-		}
-		out->msg = m;
-		out->port = from->nl_pid;
-		/* nl_groups carries the group as a bit for groups 1..32 only
-		 * (0 for a unicast and for any group above 32): with a group
-		 * above 32 joined, the NETLINK_PKTINFO cmsg tells. */
-		out->group = s->pktinfo ? s->groups[i] : (uint32_t)ffs((int)from->nl_groups);
-		s->st.messages++;
-		if (s->rx.offset >= s->mmsg[i].msg_len) {
-			/* The datagram's last message: move on now rather than
-			 * in a second walk, so that nothing looks pending (a
-			 * cn_request would otherwise make an extra recvmsg that
-			 * returns EAGAIN, every time). */
-			rx_skip_datagrams(s, 1);
-		}
-		return 1;
 	}
-	return 0;
+	r = parse_next(slot(rx, i), len, &rx->pos, &m);
+	if (rx->pos.offset >= len && rx->pos.msg_end == 0)
+		next_datagram(rx); /* its last message: nothing looks pending */
+	out->msg = m;		   /* NULL but for a record */
+	out->port = from->nl_pid;
+	out->group = r == 1 ? datagram_group(rx, i) : 0;
+	if (r >= 0)
+		return r;
+	if (r == -EBADMSG) {
+		s->st.malformed++;
+		return r;
+	}
+	if (r == -ENOBUFS) {
+		s->st.overruns++;
+		return r;
+	}
+	/* An ack (-ENODATA) or a kernel error: the awaited one is taken. */
+	if (s->ack.armed && take_ack(s, i, off))
+		return 0;
+	return r == -ENODATA ? 0 : r;
 }
 
-int cn_parse_next(const void *buf, size_t len, size_t *offset, const struct cn_msg **out)
+unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
 {
-	if (!buf || !offset || !out)
-		return cn_fail(EINVAL);
-	return cn_ret(parse_next(buf, len, offset, out));
-}
-
-int cn__walk(struct cn_sock *s, struct cn_message *out)
-{
-	return walk(s, out);
-}
-
-int cn__walk_n(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
-{
+	struct cn_rx *rx = &s->rx;
 	unsigned int n = 0;
+	int r = 0;
 
-	*err = 0;
-	while (n < max) {
-		int r;
+	while (n < max && rx->next < rx->count) {
+		uint32_t i = rx->next;
 
-		/* Whole datagrams from the start of one: the simple ones
-		 * (most, or all) with one test each. */
-		if (s->rx.offset == 0 && s->rx.next < s->rx.count && !s->pktinfo) {
-			uint32_t left = s->rx.count - s->rx.next;
-			uint32_t want = max - n < left ? max - n : left;
-			uint32_t k = (uint32_t)(take_simple(s, s->rx.next, &out[n],
-							    (size_t)want * sizeof(*out)) /
-						sizeof(*out));
-
-			if (k) {
-				n += k;
-				s->st.messages += k;
-				rx_skip_datagrams(s, k);
-				continue;
-			}
+		/* The common datagram, whole, with one test. */
+		if (rx->pos.offset == 0 && simple_datagram(rx, i)) {
+			out[n].msg = (const struct cn_msg *)(slot(rx, i) + NLMSG_HDRLEN);
+			out[n].port = 0;
+			out[n].group = datagram_group(rx, i);
+			n++;
+			rx->next = i + 1;
+			continue;
 		}
-		r = walk(s, &out[n]);
-
-		if (r <= 0) {
-			*err = r;
+		r = walk_step(s, &out[n]);
+		if (r < 0)
 			break;
-		}
-		n++;
+		n += (unsigned int)r;
 	}
-	return (int)n;
+	s->st.messages += n;
+	*err = r < 0 ? r : 0;
+	return n;
 }
 
-int cn__take_deferred(struct cn_sock *s)
+int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos, const struct cn_msg **out)
 {
-	int r = s->deferred_err;
-
-	s->deferred_err = 0;
-	return r;
+	if (!buf || !pos || !out)
+		return cn_fail(EINVAL);
+	return cn_ret(parse_next(buf, len, pos, out));
 }
 
-/* The next message not yet returned: walked, or freshly read. wait_ms is
- * ignored when the socket is non-blocking; 0 never waits. */
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 {
 	for (;;) {
@@ -437,133 +312,103 @@ int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 
 		if (r < 0)
 			return r;
-		if (cn__rx_pending(s)) {
-			r = cn__walk(s, out);
-			if (r != 0)
-				return r < 0 ? r : 0;
-		}
-		r = cn__read_datagrams(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
+		if (cn__rx_take(s, out, 1, &r))
+			return 0;
+		if (r < 0)
+			return r;
+		r = cn__rx_read(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return r;
 	}
 }
 
-int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
+int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 {
-	int r;
+	if (!cn__backlog_idle(&s->backlog)) {
+		int r = cn__backlog_take(&s->backlog, out);
 
-	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
-		return cn_fail(EINVAL);
-	r = cn__backlog_take(&s->backlog, out);
-	if (r != 0)
-		return cn_ret(r < 0 ? r : 0);
-	return cn_ret(cn__next_message(s, out, (flags & CN_RECV_DONTWAIT) ? 0 : -1));
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
+	return cn__next_message(s, out, (flags & CN_RECV_DONTWAIT) ? 0 : -1);
 }
 
-/* cn_recv_batch's general case: kept messages first, then the walk of what
- * was read, reading when nothing is left. n: messages already in out[]. */
-static int recv_batch_walk(struct cn_sock *s, struct cn_message *out, unsigned int n,
-			   unsigned int max, unsigned int flags)
+int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 {
+	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
+		return cn_fail(EINVAL);
+	return cn_ret(cn__recv(s, out, flags));
+}
+
+/* cn_recv_batch's messages kept by cn_request, and what is to be reported
+ * after them, into out[]. Returns how many, or -errno when the first thing
+ * to report is an error. */
+static int recv_batch_kept(struct cn_sock *s, struct cn_message *out, unsigned int max)
+{
+	unsigned int n = 0;
 	int r;
 
 	while (n < max && (r = cn__backlog_take(&s->backlog, &out[n])) != 0) {
 		if (r < 0) {
 			if (n == 0)
-				return cn_fail(-r);
+				return r;
 			/* Put it back where it came from: the next call reports it. */
 			cn__backlog_put_back(&s->backlog, r);
-			return (int)n;
+			break;
 		}
 		n++;
 	}
+	return (int)n;
+}
 
+int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
+{
+	unsigned int n = 0;
+	int r;
+
+	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
+		return cn_fail(EINVAL);
+	if (!cn__backlog_idle(&s->backlog)) {
+		r = recv_batch_kept(s, out, max);
+		if (r != 0)
+			return r < 0 ? cn_fail(-r) : r;
+	}
 	for (;;) {
 		/* An error found after earlier messages comes before later ones. */
-		if (n == 0 && (r = cn__take_deferred(s)) < 0)
+		r = cn__take_deferred(s);
+		if (r < 0)
 			return cn_fail(-r);
-		while (n < max && (r = cn__walk(s, &out[n])) != 0) {
-			if (r < 0) {
-				if (n == 0)
-					return cn_fail(-r);
-				s->deferred_err = r;
-				return (int)n;
-			}
-			n++;
+		n = cn__rx_take(s, out, max, &r);
+		if (r < 0) {
+			if (n == 0)
+				return cn_fail(-r);
+			s->deferred_err = r;
 		}
 		/* Returned messages point into the slots: read no more now. */
 		if (n > 0)
 			return (int)n;
-		r = cn__read_datagrams(s, max,
-				       (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
+		r = cn__rx_read(s, max,
+				(flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
 		if (r < 0)
 			return cn_fail(-r);
 	}
 }
 
-/* cn_recv_batch's fresh read failed: errno is recvmmsg's. Out of line, so
- * that the fast path keeps no register for it. */
-static __attribute__((noinline, cold)) int recv_batch_failed(struct cn_sock *s)
+void cn__keep(struct cn_sock *s, const struct cn_message *m)
 {
-	int e = errno;
+	int r;
 
-	if (e == ENOBUFS)
-		cn__count_overrun(s);
-	return cn_fail(e);
-}
-
-/* cn_recv_batch's fresh read met a datagram take_simple does not take at
- * out[i]: the walk goes on from there (max and flags as the call stored
- * them, so that the fast path keeps no register for them across recvmmsg). */
-static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
-						     uint32_t i, uint32_t got)
-{
-	s->st.messages += i;
-	s->rx.next = i;
-	s->rx.count = got;
-	s->rx.offset = 0;
-	return recv_batch_walk(s, out, i, s->rx.max, s->rx.flags);
-}
-
-/* cn_recv_batch when the fresh read does not apply (see there). */
-static __attribute__((noinline)) int recv_batch_general(struct cn_sock *s, struct cn_message *out,
-							unsigned int max, unsigned int flags)
-{
-	if (!max || (flags & ~CN_RECV_DONTWAIT))
-		return cn_fail(EINVAL);
-	return recv_batch_walk(s, out, 0, max, flags);
-}
-
-int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
-{
-	unsigned int n;
-	size_t k, end;
-	int got;
-
-	if (__builtin_expect(!s, 0) || __builtin_expect(!out, 0))
-		return cn_fail(EINVAL);
-	n = max < s->nslots ? max : s->nslots;
-	/* One test for max 0 and unknown flags (EINVAL there), one slot
-	 * (cn__read_datagrams' recvfrom is cheaper than recvmmsg) and whatever
-	 * the walk handles: something kept, put off or left to walk, PKTINFO. */
-	if (__builtin_expect(n <= 1 || (flags & ~CN_RECV_DONTWAIT) || !cn__rx_fresh(s), 0))
-		return recv_batch_general(s, out, max, flags);
-	s->rx.max = max;
-	s->rx.flags = flags;
-	/* A CN_OPEN_NONBLOCK socket's fd is O_NONBLOCK already (cn_open,
-	 * cn_set_nonblocking): only the per-call flag needs MSG_DONTWAIT. */
-	s->st.syscalls++;
-	got = recvmmsg(s->fd, s->mmsg, n,
-		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
-	/* MSG_WAITFORONE: at least one datagram, or an error. */
-	if (__builtin_expect(got <= 0, 0))
-		return got < 0 ? recv_batch_failed(s) : 0;
-	end = (size_t)got * sizeof(*out);
-	k = take_simple(s, 0, out, end);
-	if (__builtin_expect(k == end, 1)) {
-		s->simple += (uint64_t)got;
-		return got; /* the cursor is (0, 0) still: nothing to walk */
+	if (s->handler) {
+		s->handler(m, s->handler_arg);
+		return;
 	}
-	s->st.datagrams += (uint64_t)got;
-	return recv_batch_rest(s, out, (uint32_t)(k / sizeof(*out)), (uint32_t)got);
+	r = cn__backlog_push(&s->backlog, m);
+	if (r == 0) {
+		s->st.kept++;
+		return;
+	}
+	s->st.kept_lost++;
+	/* Reported as one -ENOBUFS, as an overrun of the socket would be. */
+	if (r < 0)
+		s->kept_overflows++;
 }

@@ -36,29 +36,6 @@ static int default_rcvbuf(void)
 	return v > 0 ? v : 212992;
 }
 
-static int alloc_rx(struct cn_sock *s, uint32_t nslots)
-{
-	s->nslots = nslots;
-	/* aligned_alloc wants a size that is a multiple of the alignment. */
-	s->slots = aligned_alloc(64, ((size_t)nslots * CN_SLOT_SIZE + 63) & ~(size_t)63);
-	s->mmsg = calloc(nslots, sizeof(*s->mmsg));
-	s->iov = calloc(nslots, sizeof(*s->iov));
-	s->addrs = calloc(nslots, sizeof(*s->addrs));
-	if (!s->slots || !s->mmsg || !s->iov || !s->addrs)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < nslots; i++) {
-		s->iov[i].iov_base = s->slots + (size_t)i * CN_SLOT_SIZE;
-		s->iov[i].iov_len = CN_SLOT_SIZE;
-		s->mmsg[i].msg_hdr.msg_iov = &s->iov[i];
-		s->mmsg[i].msg_hdr.msg_iovlen = 1;
-		s->mmsg[i].msg_hdr.msg_name = &s->addrs[i].nl;
-		s->mmsg[i].msg_hdr.msg_namelen = sizeof(s->addrs[i].nl);
-	}
-	return 0;
-}
-
-static int pktinfo_on(struct cn_sock *s);
-
 static void seed_genealogy(struct cn_sock *s)
 {
 	uint64_t seed = 0;
@@ -104,8 +81,7 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 	s->fd = -1;
 	s->unit = unit;
 	s->flags = o.flags;
-	s->proc.user_want = UINT32_MAX; /* every proc event type until cn_proc_listen */
-	err = -alloc_rx(s, o.batch ? o.batch : CN_DEFAULT_BATCH);
+	err = -cn__rx_init(s, o.batch ? o.batch : CN_DEFAULT_BATCH);
 	if (!err)
 		err = -cn__backlog_init(&s->backlog, o.backlog ? o.backlog : CN_DEFAULT_BACKLOG);
 	if (err)
@@ -152,37 +128,25 @@ struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts)
 			goto fail;
 	}
 	if (o.flags & CN_OPEN_PKTINFO) {
-		err = -pktinfo_on(s);
+		err = -cn__rx_pktinfo(s, 1);
 		if (err)
 			goto fail;
 	}
 	return s;
 
 fail:
-	cn_close(s);
+	cn__socket_free(s);
 	errno = err;
 	return NULL;
 }
 
-void cn_close(struct cn_sock *s)
+void cn__socket_free(struct cn_sock *s)
 {
-	int saved = errno;
-
-	if (!s)
-		return;
 	if (s->nl)
 		nl_socket_free(s->nl); /* closes the fd */
-	free(s->slots);
-	free(s->mmsg);
-	free(s->iov);
-	free(s->addrs);
-	free(s->ctrl);
-	free(s->groups);
+	cn__rx_free(s);
 	cn__backlog_free(&s->backlog);
-	cn__async_free(s);
-	free(s->proc.cpu);
 	free(s);
-	errno = saved;
 }
 
 int cn_fd(const struct cn_sock *s)
@@ -240,52 +204,6 @@ int cn_set_rcvbuf(struct cn_sock *s, int bytes)
 	return got;
 }
 
-/* Turn NETLINK_PKTINFO on (once; it stays on): control buffers per slot, the
- * groups of datagrams already read kept. Returns 0 or -errno. */
-static int pktinfo_on(struct cn_sock *s)
-{
-	int one = 1;
-
-	if (s->pktinfo)
-		return 0;
-	if (!s->ctrl) {
-		/* Both or neither: the receive paths use them together. */
-		uint8_t *ctrl = calloc(s->nslots, CN_CTRL_SIZE);
-		uint32_t *groups = calloc(s->nslots, sizeof(*groups));
-
-		if (!ctrl || !groups) {
-			free(ctrl);
-			free(groups);
-			return -ENOMEM;
-		}
-		s->ctrl = ctrl;
-		s->groups = groups;
-		for (uint32_t i = 0; i < s->nslots; i++) {
-			s->mmsg[i].msg_hdr.msg_control = s->ctrl + (size_t)i * CN_CTRL_SIZE;
-			s->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
-		}
-	}
-	if (setsockopt(s->fd, SOL_NETLINK, NETLINK_PKTINFO, &one, sizeof(one)) < 0)
-		return -errno;
-	/* Datagrams read before, not yet walked, came without the cmsg:
-	 * their groups as nl_groups gave them. */
-	for (uint32_t i = s->rx.next; i < s->rx.count; i++)
-		s->groups[i] = (uint32_t)ffs((int)s->addrs[i].nl.nl_groups);
-	s->pktinfo = 1;
-	return 0;
-}
-
-/* Undo pktinfo_on after a failed join (its buffers stay for a later
- * one). Datagrams already read are of groups 1..32 or unicast, which
- * nl_groups reports as well as the cmsg did. */
-static void pktinfo_off(struct cn_sock *s)
-{
-	int zero = 0;
-
-	if (setsockopt(s->fd, SOL_NETLINK, NETLINK_PKTINFO, &zero, sizeof(zero)) == 0)
-		s->pktinfo = 0;
-}
-
 static int membership(struct cn_sock *s, uint32_t group, int join)
 {
 	int opt = join ? NETLINK_ADD_MEMBERSHIP : NETLINK_DROP_MEMBERSHIP;
@@ -297,10 +215,10 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 	 * other as 0, like a unicast: a group above 32 needs the group
 	 * number of NETLINK_PKTINFO (turned on first, so that no message of
 	 * the group comes without it). */
-	int turned_on = join && group > 32 && !s->pktinfo;
+	int turned_on = join && group > 32 && !s->rx.pktinfo;
 
 	if (turned_on) {
-		int r = pktinfo_on(s);
+		int r = cn__rx_pktinfo(s, 1);
 
 		if (r < 0)
 			return cn_fail(-r);
@@ -312,14 +230,17 @@ static int membership(struct cn_sock *s, uint32_t group, int join)
 		int err = errno;
 
 		/* A group the unit does not have: leave the receive paths as
-		 * they were (PKTINFO off keeps cn_proc_recv's fast path). */
+		 * they were (without PKTINFO, one datagram is read with
+		 * recvfrom, and groups come from nl_groups). */
 		if (turned_on)
-			pktinfo_off(s);
+			(void)cn__rx_pktinfo(s, 0);
 		return cn_fail(err);
 	}
-	/* cn_request to the proc connector joins for the caller when this is 0. */
-	if (group == CN_IDX_PROC && s->unit == NETLINK_CONNECTOR)
-		s->proc.joined = join;
+	if (group <= 32) {
+		uint32_t bit = (uint32_t)1 << (group - 1);
+
+		s->joined = join ? s->joined | bit : s->joined & ~bit;
+	}
 	return 0;
 }
 
@@ -338,8 +259,6 @@ int cn_stats(const struct cn_sock *s, struct cn_stats *st)
 	if (!s || !st)
 		return cn_fail(EINVAL);
 	*st = s->st;
-	st->datagrams += s->simple;
-	st->messages += s->simple;
 	return 0;
 }
 

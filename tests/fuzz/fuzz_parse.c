@@ -20,19 +20,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* An exactly sized, 4-byte aligned copy, as in a receive slot, so
 	 * AddressSanitizer sees any read past the datagram. */
 	uint8_t *buf = malloc(size ? size : 1);
-	size_t off = 0;
+	struct cn_parse_pos pos = { 0 };
 
 	if (!buf)
 		return 0;
 	memcpy(buf, data, size);
 	for (unsigned int steps = 0; steps <= size; steps++) {
 		const struct cn_msg *m = NULL;
-		size_t before = off;
-		int r = cn_parse_next(buf, size, &off, &m);
+		size_t before = pos.offset;
+		int r = cn_parse_next(buf, size, &pos, &m);
 
 		if (r == 0)
 			break;
-		if (off <= before || off > size)
+		if (pos.offset <= before || pos.offset > size || pos.msg_end > size)
 			abort(); /* must advance, must stay inside */
 		if (r == -EBADMSG)
 			break;

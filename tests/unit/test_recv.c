@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "fake_sys.h"
+#include "w1_bundle.h"
 
 static int setup(void **state)
 {
@@ -297,16 +298,22 @@ static void cn_msg_len_disagrees(void **state)
 		fake_reset();
 		m = fake_add_cn(fake_dgram(0), 0x123, 0x456, 1, 1001, "wxyz", 4);
 		m->len = 8;
+		/* 3 bytes of 8: a record, then 5 bytes that are neither
+		 * padding nor a whole record (a cut w1 bundle) */
 		m = fake_add_cn(fake_dgram(0), 0x123, 0x456, 2, 1002, "wxyzwxyz", 8);
 		m->len = 3;
 		add(fake_dgram(0), 3, "wxyz");
 		if (batch) {
 			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EBADMSG);
+			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 1);
+			assert_int_equal(out[0].msg->seq, 2);
+			assert_int_equal(out[0].msg->len, 3);
 			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EBADMSG);
 			assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 1);
 			assert_int_equal(out[0].msg->seq, 3);
 		} else {
 			expect_err(s, EBADMSG);
+			expect_msg(s, 2, "wxy");
 			expect_err(s, EBADMSG);
 			expect_msg(s, 3, "wxyz");
 		}
@@ -695,6 +702,81 @@ static void batch_option_slots(void **state)
 	}
 }
 
+/* Three w1 replies bundled in one netlink message, framed as
+ * drivers/w1/w1_netlink.c frames them (w1_bundle.h), come out as three
+ * messages through cn_recv and through cn_recv_batch. */
+static const struct w1_record w1_three[] = {
+	{ 7, 8, "temp" }, /* a data reply: ack = request seq + 1 */
+	{ 7, 99, "" },	  /* a status reply: the request's own ack */
+	{ 7, 8, "21.5C" },
+};
+
+static void queue_w1_bundle(void)
+{
+	struct fake_dgram *d = fake_dgram(0);
+
+	d->groups = 1u << (CN_W1_IDX - 1);
+	d->len = w1_bundle(d->data, w1_three, 3);
+}
+
+static void expect_w1(const struct cn_message *m, const struct w1_record *r)
+{
+	assert_non_null(m->msg);
+	assert_int_equal(m->msg->id.idx, CN_W1_IDX);
+	assert_int_equal(m->msg->id.val, CN_W1_VAL);
+	assert_int_equal(m->msg->seq, r->seq);
+	assert_int_equal(m->msg->ack, r->ack);
+	assert_int_equal(m->msg->len, strlen(r->data));
+	assert_memory_equal(m->msg->data, r->data, strlen(r->data));
+	assert_int_equal(m->port, 0);
+	assert_int_equal(m->group, CN_W1_IDX);
+}
+
+static void w1_bundle_by_recv_and_batch(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[4];
+
+	queue_w1_bundle();
+	for (int i = 0; i < 3; i++) {
+		memset(&out[0], 0, sizeof(out[0]));
+		assert_int_equal(cn_recv(s, &out[0], CN_RECV_DONTWAIT), 0);
+		expect_w1(&out[0], &w1_three[i]);
+	}
+	expect_err(s, EAGAIN);
+
+	queue_w1_bundle();
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 3);
+	for (int i = 0; i < 3; i++)
+		expect_w1(&out[i], &w1_three[i]);
+	assert_int_equal(stats(s).messages, 6);
+	assert_int_equal(stats(s).datagrams, 2);
+	assert_int_equal(stats(s).malformed, 0);
+}
+
+/* A bundle whose last record runs past its netlink message: the records
+ * before it are delivered, then -EBADMSG, counted as malformed. */
+static void w1_bundle_cut_record(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[4];
+	struct fake_dgram *d = fake_dgram(0);
+	struct cn_msg third;
+	size_t at = NLMSG_HDRLEN + 24 + 20; /* after "temp" and the status */
+
+	d->groups = 1u << (CN_W1_IDX - 1);
+	d->len = w1_bundle(d->data, w1_three, 3);
+	memcpy(&third, d->data + at, sizeof(third));
+	third.len = 6; /* one byte more than the message holds */
+	memcpy(d->data + at, &third, sizeof(third));
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 2);
+	expect_w1(&out[0], &w1_three[0]);
+	expect_w1(&out[1], &w1_three[1]);
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EBADMSG);
+	assert_int_equal(stats(s).malformed, 1);
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
@@ -720,6 +802,8 @@ int main(void)
 		T(batch_malformed_and_foreign),
 		T(batch_deferred_error_reported_by_next_call),
 		T(nonblocking_socket),
+		T(w1_bundle_by_recv_and_batch),
+		T(w1_bundle_cut_record),
 		cmocka_unit_test(batch_option_slots),
 	};
 
