@@ -12,7 +12,8 @@ static __attribute__((noinline, cold)) int handle_fail(int err)
 
 /* cn_proc_handle once its pointers are checked: 1 an event for the caller,
  * 0 anything else (another id, an ack, a type not wanted), -errno. */
-static inline int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
+static inline __attribute__((always_inline)) int handle(struct cn_sock *s, const struct cn_msg *msg,
+							struct cn_proc_event *ev)
 {
 	struct cn_proc_track *t;
 

@@ -103,7 +103,10 @@ static uint32_t pktinfo_group(struct msghdr *h, uint32_t nl_groups)
 	return (uint32_t)ffs((int)nl_groups);
 }
 
-int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait)
+/* cn__rx_read, inline in this file's receive calls: one function call per
+ * receive call instead of three. */
+static inline __attribute__((always_inline)) int rx_read(struct cn_sock *s, uint32_t n,
+							 int dontwait)
 {
 	struct cn_rx *rx = &s->rx;
 	int fl = dontwait ? MSG_DONTWAIT : 0;
@@ -167,22 +170,51 @@ static inline uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
 }
 
 /*
- * Is datagram i one connector message of one record, from the kernel,
- * exactly as long as its headers say? That is what every kernel connector
- * user but w1 sends: type NLMSG_DONE, no flags, nothing cut off. Then its
- * record is at NLMSG_HDRLEN and needs no other check: one test instead of
- * the walk's field by field checks. Reads stay inside the slot whatever it
- * holds.
+ * Is the datagram at p (mm its mmsghdr, from its sender) one connector
+ * message of one record, from the kernel, exactly as long as its headers
+ * say? That is what every kernel connector user but w1 sends: type
+ * NLMSG_DONE, no flags, nothing cut off. Then its record is at NLMSG_HDRLEN
+ * and needs no other check: one test instead of the walk's field by field
+ * checks. Reads stay inside the slot whatever it holds.
  */
-static inline int simple_datagram(const struct cn_rx *rx, uint32_t i)
+static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
+				  const struct sockaddr_nl *from)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)slot(rx, i);
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)p;
 	const struct cn_msg *m = NLMSG_DATA(nlh);
 	uint32_t len = (uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len);
 
-	return ((nlh->nlmsg_len ^ len) | (rx->mmsg[i].msg_len ^ len) |
+	return ((nlh->nlmsg_len ^ len) | (mm->msg_len ^ len) |
 		(uint32_t)(nlh->nlmsg_type ^ NLMSG_DONE) | nlh->nlmsg_flags |
-		(uint32_t)rx->mmsg[i].msg_hdr.msg_flags | rx->addrs[i].nl_pid) == 0;
+		(uint32_t)mm->msg_hdr.msg_flags | from->nl_pid) == 0;
+}
+
+/*
+ * Take whole datagrams from `first` on, before `last`, while each is a
+ * simple one: its record into out[], from port 0. Returns how many; the
+ * cursor is the caller's. Everything is read through locals: out[] might
+ * alias the socket for the compiler, which would reload each field after
+ * every store.
+ */
+static inline uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint32_t last,
+				   struct cn_message *out)
+{
+	const uint8_t *p = slot(rx, first);
+	const struct mmsghdr *mm = rx->mmsg + first;
+	const struct sockaddr_nl *from = rx->addrs + first;
+	uint32_t k, n = last - first;
+
+	for (k = 0; k < n; k++, p += CN_SLOT_SIZE) {
+		if (!simple_datagram(p, &mm[k], &from[k]))
+			break;
+		out[k].msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
+		out[k].port = 0;
+		out[k].group = (uint32_t)ffs((int)from[k].nl_groups);
+	}
+	if (rx->pktinfo)
+		for (uint32_t j = 0; j < k; j++)
+			out[j].group = rx->groups[first + j];
+	return k;
 }
 
 /* On to the datagram after the one being walked. */
@@ -226,7 +258,7 @@ static int take_ack(struct cn_sock *s, uint32_t i, size_t off)
  * or -EMSGSIZE (counted as malformed, the datagram dropped), -ENOBUFS (an
  * NLMSG_OVERRUN, counted as an overrun), a kernel's NLMSG_ERROR.
  */
-static int walk_step(struct cn_sock *s, struct cn_message *out)
+static __attribute__((noinline)) int walk_step(struct cn_sock *s, struct cn_message *out)
 {
 	struct cn_rx *rx = &s->rx;
 	uint32_t i = rx->next;
@@ -270,23 +302,27 @@ static int walk_step(struct cn_sock *s, struct cn_message *out)
 	return r == -ENODATA ? 0 : r;
 }
 
-unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
+/* cn__rx_take, inline in this file's receive calls (see rx_read). */
+static inline __attribute__((always_inline)) unsigned int
+rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
 {
 	struct cn_rx *rx = &s->rx;
 	unsigned int n = 0;
 	int r = 0;
 
 	while (n < max && rx->next < rx->count) {
-		uint32_t i = rx->next;
+		/* Whole datagrams from the start of one: the simple ones (most,
+		 * or all) with one test each. */
+		if (rx->pos.offset == 0) {
+			uint32_t left = rx->count - rx->next;
+			uint32_t want = max - n < left ? max - n : left;
+			uint32_t k = take_simple(rx, rx->next, rx->next + want, &out[n]);
 
-		/* The common datagram, whole, with one test. */
-		if (rx->pos.offset == 0 && simple_datagram(rx, i)) {
-			out[n].msg = (const struct cn_msg *)(slot(rx, i) + NLMSG_HDRLEN);
-			out[n].port = 0;
-			out[n].group = datagram_group(rx, i);
-			n++;
-			rx->next = i + 1;
-			continue;
+			if (k) {
+				n += k;
+				rx->next += k;
+				continue;
+			}
 		}
 		r = walk_step(s, &out[n]);
 		if (r < 0)
@@ -298,6 +334,16 @@ unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int
 	return n;
 }
 
+int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait)
+{
+	return rx_read(s, n, dontwait);
+}
+
+unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
+{
+	return rx_take(s, out, max, err);
+}
+
 int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos, const struct cn_msg **out)
 {
 	if (!buf || !pos || !out)
@@ -305,21 +351,30 @@ int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos, const s
 	return cn_ret(parse_next(buf, len, pos, out));
 }
 
-int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
+/* cn__next_message, inline in cn__recv. */
+static inline __attribute__((always_inline)) int next_message(struct cn_sock *s,
+							      struct cn_message *out, int wait_ms)
 {
-	for (;;) {
-		int r = cn__take_deferred(s);
+	int r = cn__take_deferred(s);
 
-		if (r < 0)
-			return r;
-		if (cn__rx_take(s, out, 1, &r))
+	if (r < 0)
+		return r;
+	for (;;) {
+		if (!cn__rx_pending(s)) {
+			r = rx_read(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
+			if (r < 0)
+				return r;
+		}
+		if (rx_take(s, out, 1, &r))
 			return 0;
 		if (r < 0)
 			return r;
-		r = cn__rx_read(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
-		if (r < 0)
-			return r;
 	}
+}
+
+int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
+{
+	return next_message(s, out, wait_ms);
 }
 
 int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
@@ -330,7 +385,7 @@ int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 		if (r != 0)
 			return r < 0 ? r : 0;
 	}
-	return cn__next_message(s, out, (flags & CN_RECV_DONTWAIT) ? 0 : -1);
+	return next_message(s, out, (flags & CN_RECV_DONTWAIT) ? 0 : -1);
 }
 
 int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
@@ -363,7 +418,6 @@ static int recv_batch_kept(struct cn_sock *s, struct cn_message *out, unsigned i
 
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
-	unsigned int n = 0;
 	int r;
 
 	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
@@ -373,12 +427,20 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 		if (r != 0)
 			return r < 0 ? cn_fail(-r) : r;
 	}
+	/* An error found after earlier messages comes before later ones. */
+	r = cn__take_deferred(s);
+	if (r < 0)
+		return cn_fail(-r);
 	for (;;) {
-		/* An error found after earlier messages comes before later ones. */
-		r = cn__take_deferred(s);
-		if (r < 0)
-			return cn_fail(-r);
-		n = cn__rx_take(s, out, max, &r);
+		unsigned int n;
+
+		if (!cn__rx_pending(s)) {
+			r = rx_read(s, max,
+				    (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
+			if (r < 0)
+				return cn_fail(-r);
+		}
+		n = rx_take(s, out, max, &r);
 		if (r < 0) {
 			if (n == 0)
 				return cn_fail(-r);
@@ -387,10 +449,6 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 		/* Returned messages point into the slots: read no more now. */
 		if (n > 0)
 			return (int)n;
-		r = cn__rx_read(s, max,
-				(flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
-		if (r < 0)
-			return cn_fail(-r);
 	}
 }
 
