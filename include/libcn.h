@@ -277,7 +277,7 @@ CN_EXPORT size_t cn_pending(const struct cn_sock *s);
 enum cn_match {
 	CN_MATCH_STRICT = 0,   /* same id, same seq, ack == request ack + 1 */
 	CN_MATCH_ACK_ONLY = 1, /* same id, ack == request ack + 1 (the proc connector
-				  overwrites seq, see DESIGN.md) */
+				  overwrites seq, see docs/DESIGN.md) */
 };
 
 /* Does `msg` answer `req` under `policy`? Returns 1 yes, 0 no. */

@@ -75,7 +75,7 @@ request_proc_ack)
 	;;
 request_proc_strict_timeout)
 	# The same round trip under --match strict never matches: the proc
-	# connector overwrites seq (DESIGN.md). The request times out: exit 5.
+	# connector overwrites seq (docs/DESIGN.md, "The proc connector"). The request times out: exit 5.
 	"$CNCTL" request 1.1 --hex 01000000 --match strict --timeout 500 --rcvbuf 64M >"$T/out" 2>"$T/err"
 	rc=$?
 	ignore
