@@ -22,11 +22,12 @@ static int proc_op(struct cn_sock *s, const void *payload, size_t len, int timeo
 		return -errno;
 	/* Kernels before 6.6 count every 4-byte LISTEN (later ones count a
 	 * socket once); an 8-byte one counts only where it is understood,
-	 * which its ack proves. cn_proc_ignore undoes each. */
+	 * which its ack proves, or the probe did before it was sent unawaited
+	 * (cn_proc_listen sends none otherwise). cn_proc_ignore undoes each. */
 	memcpy(&op, payload, sizeof(op));
 	if (timeout_ms == 0) {
 		r = cn_send(s, req, 0);
-		if (r == 0 && op == PROC_CN_MCAST_LISTEN && len == sizeof(op))
+		if (r == 0 && op == PROC_CN_MCAST_LISTEN)
 			s->proc.listens++;
 		return r;
 	}
@@ -137,12 +138,15 @@ int cn_proc_ignore(struct cn_sock *s)
 	if (!s)
 		return cn_fail(EINVAL);
 	/* One IGNORE per counted LISTEN (extra ones are harmless on kernels
-	 * that count a socket once), and at least one. */
-	do {
+	 * that count a socket once), none without one: before 6.6 every
+	 * IGNORE decrements one count for the whole machine, and at 0 no
+	 * listener anywhere gets events. */
+	while (s->proc.listens > 0) {
 		r = proc_op(s, &op, sizeof(op), 0);
 		if (r < 0)
 			return r;
-	} while (s->proc.listens > 0 && --s->proc.listens > 0);
+		s->proc.listens--;
+	}
 	s->proc.subscribed = 0;
 	return cn_leave(s, CN_IDX_PROC);
 }
