@@ -72,12 +72,15 @@ int cn_proc_ignore(struct cn_sock *s)
 	if (!t)
 		return cn_fail(ENOMEM);
 	/* One IGNORE per counted LISTEN (extra ones are harmless on kernels
-	 * that count a socket once), and at least one. */
-	do {
+	 * that count a socket once), none without one: before 6.6 every
+	 * IGNORE decrements one count for the whole machine, and at 0 no
+	 * listener anywhere gets events. */
+	while (t->listens > 0) {
 		r = cn__proc_op(s, &op, sizeof(op), 0);
 		if (r < 0)
 			return r;
-	} while (t->listens > 0 && --t->listens > 0);
+		t->listens--;
+	}
 	t->subscribed = 0;
 	return cn_leave(s, CN_IDX_PROC);
 }

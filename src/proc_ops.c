@@ -22,11 +22,12 @@ int cn__proc_op(struct cn_sock *s, const void *payload, size_t len, int timeout_
 		return -errno;
 	/* Kernels before 6.6 count every 4-byte LISTEN (later ones count a
 	 * socket once); an 8-byte one counts only where it is understood,
-	 * which its ack proves. cn_proc_ignore undoes each. */
+	 * which its ack proves, or the probe did before it was sent unawaited
+	 * (cn_proc_listen sends none otherwise). cn_proc_ignore undoes each. */
 	memcpy(&op, payload, sizeof(op));
 	if (timeout_ms == 0) {
 		r = cn_send(s, req, 0);
-		if (r == 0 && op == PROC_CN_MCAST_LISTEN && len == sizeof(op))
+		if (r == 0 && op == PROC_CN_MCAST_LISTEN)
 			t->listens++;
 		return r;
 	}

@@ -1,12 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* host_util.c - helpers for tests against the running kernel's connector. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <grp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "host_util.h"
@@ -124,4 +132,84 @@ int host_reap(pid_t pid)
 struct cn_msg *host_mcast_op(void *buf, size_t size, uint32_t op)
 {
 	return cn_msg_init(buf, size, CN_IDX_PROC, CN_VAL_PROC, &op, sizeof(op));
+}
+
+int host_become_nobody(uint64_t caps)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+
+	/* Keep the permitted set across setuid, when there is one to keep. */
+	if (caps && prctl(PR_SET_KEEPCAPS, 1L, 0L, 0L, 0L) < 0)
+		return -errno;
+	if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
+	    setresuid(65534, 65534, 65534) < 0)
+		return -errno;
+	memset(d, 0, sizeof(d));
+	d[0].permitted = d[0].effective = (uint32_t)caps;
+	d[1].permitted = d[1].effective = (uint32_t)(caps >> 32);
+	if (caps && syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0L, 0L, 0L) < 0)
+		return -errno;
+	memset(d, 0xff, sizeof(d));
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	if ((d[0].permitted | (uint64_t)d[1].permitted << 32) != caps ||
+	    (d[0].effective | (uint64_t)d[1].effective << 32) != caps || d[0].inheritable ||
+	    d[1].inheritable || getuid() != 65534 || getgid() != 65534)
+		return -EPERM;
+	return 0;
+}
+
+/* The probe's child: 0 both joins allowed, 1 both refused with EPERM,
+ * 2 + a code otherwise. */
+static int join_probe(void)
+{
+	struct sockaddr_nl a = { .nl_family = AF_NETLINK, .nl_groups = 1u << (CN_IDX_PROC - 1) };
+	int group = CN_IDX_PROC, fd, r1, e1, r2, e2;
+
+	if (host_become_nobody(0) < 0)
+		return 2;
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+	if (fd < 0)
+		return 3;
+	r1 = setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group));
+	e1 = errno;
+	close(fd);
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+	if (fd < 0)
+		return 3;
+	r2 = bind(fd, (struct sockaddr *)&a, sizeof(a));
+	e2 = errno;
+	close(fd);
+	if (r1 == 0 && r2 == 0)
+		return 0;
+	if (r1 < 0 && e1 == EPERM && r2 < 0 && e2 == EPERM)
+		return 1;
+	fprintf(stderr, "join probe: NETLINK_ADD_MEMBERSHIP %s, bind %s\n",
+		r1 ? strerror(e1) : "ok", r2 ? strerror(e2) : "ok");
+	return 4;
+}
+
+int host_nobody_may_join_proc(void)
+{
+	static int known = -1;
+	int status;
+	pid_t pid;
+
+	if (known >= 0)
+		return known;
+	pid = fork();
+	if (pid == 0)
+		_exit(join_probe());
+	status = host_reap(pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) > 1) {
+		fprintf(stderr, "join probe failed: status %#x\n", status);
+		abort();
+	}
+	known = WEXITSTATUS(status) == 0;
+	fprintf(stderr, "# this kernel %s uid 65534 without capabilities join CN_IDX_PROC\n",
+		known ? "lets" : "refuses (EPERM)");
+	return known;
 }

@@ -28,6 +28,22 @@ int host_wait_event(struct cn_sock *s, uint32_t what, pid_t tgid, int timeout_ms
  * in buf: cn_msg_init's result. */
 struct cn_msg *host_mcast_op(void *buf, size_t size, uint32_t op);
 
+/*
+ * What the running kernel does when a process without capabilities (uid and
+ * gid 65534, no supplementary groups) joins group CN_IDX_PROC: 1 it may, 0
+ * refused with EPERM. Found by a raw socket in a child, not through libcn:
+ * NETLINK_ADD_MEMBERSHIP of group 1, and bind() with that group's bit, which
+ * must agree. Anything else (another error, disagreement) aborts the test.
+ * The first call prints the answer as a "# " line.
+ */
+int host_nobody_may_join_proc(void);
+
+/* In a child process: become uid and gid 65534 without supplementary
+ * groups, keeping only the capabilities in caps (a mask of 1 << CAP_*; 0:
+ * none) as permitted and effective, none inheritable or ambient. Returns 0
+ * or -errno (the sets read back differ from what was asked: -EPERM). */
+int host_become_nobody(uint64_t caps);
+
 /* Fork a child that runs fn(arg) and _exits with its return value. */
 pid_t host_spawn(int (*fn)(void *), void *arg);
 

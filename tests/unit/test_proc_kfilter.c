@@ -251,6 +251,35 @@ static void nonzero_exit_in_userspace(void **state)
 	assert_int_equal(ev.pid, 14);
 }
 
+/* LISTENs sent without waiting (timeout 0, the probe done before) are
+ * undone by cn_proc_ignore like acked ones: one IGNORE each. */
+static void unawaited_filtered_listen_undone(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_sock *s2;
+	unsigned n, i, ignores = 0;
+	uint32_t op, type;
+	uint16_t len;
+
+	assert_int_equal(cn_proc_kernel_filters(s, 1000), 1);
+	s2 = fake_open(0, 0);
+	assert_non_null(s2);
+	n = fake_sent_count();
+	assert_int_equal(cn_proc_listen(s2, CN_PROC_EXIT, 0), 0);
+	assert_int_equal(cn_proc_filter(s2), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
+	assert_int_equal(fake_sent_count(), n + 2); /* LISTEN all, then the filtered one */
+	n = fake_sent_count();
+	assert_int_equal(cn_proc_ignore(s2), 0);
+	for (i = n; i < fake_sent_count(); i++) {
+		payload(i, &op, &type, &len);
+		assert_int_equal(len, 4);
+		assert_int_equal(op, PROC_CN_MCAST_IGNORE);
+		ignores++;
+	}
+	assert_int_equal(ignores, 2);
+	cn_close(s2);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
@@ -260,6 +289,7 @@ int main(void)
 		T(event_before_filter_not_delivered),
 		T(event_before_filter_not_handled),
 		T(nonzero_exit_in_userspace),
+		T(unawaited_filtered_listen_undone),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

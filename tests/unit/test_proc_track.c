@@ -541,18 +541,71 @@ static void bad_args(void **state)
 	assert_int_equal(fake_sent_count(), 0);
 }
 
-static void ignore_sends_op(void **state)
+/* The IGNOREs sent from message `from` on: their count; each is 4 bytes. */
+static unsigned ignores_sent(unsigned from)
 {
-	struct cn_sock *s = fake_sock(state);
+	unsigned n = 0;
 	uint32_t op;
 
+	for (unsigned i = from; i < fake_sent_count(); i++) {
+		assert_int_equal(fake_sent_cn(i)->len, 4);
+		memcpy(&op, fake_sent_cn(i)->data, 4);
+		assert_int_equal(op, PROC_CN_MCAST_IGNORE);
+		n++;
+	}
+	return n;
+}
+
+/* One IGNORE per LISTEN the kernel counted (kernels before 6.6 count each),
+ * sent without waiting for an ack; the group is left. */
+static void ignore_undoes_each_listen(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	unsigned n, polls;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0); /* again, on the subscribed socket */
+	assert_int_equal(listens4, 2);
+	n = fake_sent_count();
+	polls = fake_calls.poll;
+	assert_int_equal(cn_proc_ignore(s), 0);
+	assert_int_equal(ignores_sent(n), 2);
+	assert_int_equal(fake_calls.leave, 1);
+	assert_int_equal(fake_calls.poll, polls); /* does not wait for an ack */
+	/* Undone: a second IGNORE would take another listener's count. */
+	n = fake_sent_count();
+	assert_int_equal(cn_proc_ignore(s), 0);
+	assert_int_equal(fake_sent_count(), n);
+
+	/* A LISTEN sent without waiting (timeout 0) counts too. */
+	assert_int_equal(cn_proc_listen(s, 0, 0), 0);
+	n = fake_sent_count();
+	assert_int_equal(cn_proc_ignore(s), 0);
+	assert_int_equal(ignores_sent(n), 1);
+}
+
+/* On a socket that never listened, cn_proc_ignore sends nothing (before
+ * 6.6 an IGNORE decrements the kernel's global listener count, and at 0
+ * proc events stop for every listener on the machine); it leaves the group. */
+static void ignore_without_listen_sends_nothing(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+
+	assert_int_equal(cn_proc_ignore(s), 0);
+	assert_int_equal(fake_sent_count(), 0);
+	assert_int_equal(fake_calls.leave, 1);
+
+	/* Joined by hand, never listened. */
+	assert_int_equal(cn_join(s, CN_IDX_PROC), 0);
+	assert_int_equal(cn_proc_ignore(s), 0);
+	assert_int_equal(fake_sent_count(), 0);
+
+	/* A LISTEN the kernel refused (its ack says EPERM) was not counted. */
+	ack_err = EPERM;
+	assert_int_equal(cn_proc_listen(s, 0, 1000), -EPERM);
+	assert_int_equal(fake_sent_count(), 1);
 	assert_int_equal(cn_proc_ignore(s), 0);
 	assert_int_equal(fake_sent_count(), 1);
-	assert_int_equal(fake_sent_cn(0)->len, 4);
-	memcpy(&op, fake_sent_cn(0)->data, 4);
-	assert_int_equal(op, PROC_CN_MCAST_IGNORE);
-	assert_int_equal(fake_calls.leave, 1);
-	assert_int_equal(fake_calls.poll, 0); /* does not wait for an ack */
 }
 
 /* cn_proc_recv on plain datagrams of one event each (its fused fast path):
@@ -727,7 +780,8 @@ int main(void)
 		T(ack_error_is_returned),
 		T(listen_timeout),
 		T(bad_args),
-		T(ignore_sends_op),
+		T(ignore_undoes_each_listen),
+		T(ignore_without_listen_sends_nothing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

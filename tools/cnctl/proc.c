@@ -102,8 +102,13 @@ static void proc_usage(FILE *f)
 		"not tracked: kernel filter' when the kernel filters, since its filtered\n"
 		"events leave gaps too) and receive buffer overruns.\n"
 		"\n"
+		"Whether a user without privileges may listen is the kernel's choice:\n"
+		"Linux 6.6 and later allow it, older kernels (and some builds) ask\n"
+		"CAP_NET_ADMIN (cnctl(1) gives a setcap recipe).\n"
+		"\n"
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout), 1\n"
-		"runtime error, 2 usage error, 3 permission denied, 4 no proc connector.\n");
+		"runtime error, 2 usage error, 3 permission denied (the kernel asks\n"
+		"CAP_NET_ADMIN), 4 no proc connector.\n");
 }
 /* clang-format on */
 
@@ -469,6 +474,15 @@ int cnctl_proc(int argc, char **argv)
 				  "PROC_CN_MCAST_LISTEN (CONFIG_PROC_EVENTS off, or not in the "
 				  "initial user/pid namespace)");
 			ret = CNCTL_EXIT_NOCONN;
+		} else if (r == -EPERM) {
+			/* The kernel's policy: Linux 6.6 and later let anyone
+			 * join the proc group, older kernels (and some builds)
+			 * only CAP_NET_ADMIN. */
+			cnctl_err("permission denied: subscribing to proc events: this kernel lets "
+				  "only processes with CAP_NET_ADMIN listen; run as root, or give "
+				  "cnctl the capability (setcap cap_net_admin+ep on the cnctl "
+				  "binary; see cnctl(1))");
+			ret = CNCTL_EXIT_PERM;
 		} else {
 			ret = cnctl_connector_err("subscribing to proc events", -r);
 		}

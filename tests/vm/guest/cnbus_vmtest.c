@@ -1799,6 +1799,11 @@ int main(int argc, char **argv)
 	run("cbus_budget_refused", t_cbus_budget_refused, argc, argv);
 	run("cbus_mixed_sizes", t_cbus_mixed_sizes, argc, argv);
 	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
+	/* proc_listeners.c, before proc_events (which leaves a listener count
+	 * behind on 6.1, see there) */
+	run("proc_ignore_unlistened", t_proc_ignore_unlistened, argc, argv);
+	run("proc_listener_exit", t_proc_listener_exit, argc, argv);
+	run("proc_unprivileged", t_proc_unprivileged, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
 	run("fault_blaster_nobody", t_fault_blaster_nobody, argc, argv);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * vmtest.h - what the guest test files share (cnbus_vmtest.c has the test
- * table and main(); hostile.c the hostile-user tests).
+ * table and main(); hostile.c the hostile-user tests; proc_listeners.c the
+ * proc connector shared by several listeners).
  */
 #ifndef CNBUS_VMTEST_H
 #define CNBUS_VMTEST_H
@@ -49,5 +50,10 @@ int t_hostile_notify_flood(void);
 int t_hostile_stalled_receiver(void);
 int t_hostile_unit_refused(void);
 int t_hostile_burst_unbounded(void);
+
+/* proc_listeners.c */
+int t_proc_ignore_unlistened(void);
+int t_proc_listener_exit(void);
+int t_proc_unprivileged(void);
 
 #endif
