@@ -513,7 +513,9 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
  * mask) events that arrived meanwhile are kept for the next receive call
  * (cn_pending counts them; they do not make the fd readable).
  * Returns 0, or -errno (-ETIMEDOUT: no ack to a plain listen, e.g. the
- * kernel has no proc connector; the kernel's ack error, e.g. -EPERM).
+ * kernel has no proc connector; the kernel's ack error, e.g. -EPERM; -EPERM
+ * too when the kernel refuses this process the join of CN_IDX_PROC: who may
+ * listen is the kernel's decision, see cn_proc_listen(3), PRIVILEGES).
  * cn_proc_filter tells how the mask is applied. Per-CPU sequence tracking
  * starts afresh.
  */
