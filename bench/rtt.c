@@ -14,6 +14,10 @@
  * socket being measured is a member during its phase (the others leave the
  * group and are drained). Rates count answered requests only.
  *
+ * Prints one line per round (each method's rate in that round: ratios of
+ * methods measured side by side in the same round) and one line per method
+ * over all rounds.
+ *
  *   cnb-rtt [-r rounds] [-n requests_per_phase] [-w window]
  */
 #define _GNU_SOURCE
@@ -308,6 +312,8 @@ int main(int argc, char **argv)
 		cnb_die("cn_async_init");
 
 	for (unsigned long r = 0; r < rounds; r++) {
+		struct tally rt[NMETHODS] = { 0 };
+
 		for (int k = 0; k < NMETHODS; k++) {
 			/* Rotate the order every round. */
 			int m = (int)((r + (unsigned long)k) % NMETHODS);
@@ -321,19 +327,23 @@ int main(int argc, char **argv)
 			t0 = cnb_now();
 			switch (m) {
 			case RAW:
-				run_raw(rawfd, n, &t[m]);
+				run_raw(rawfd, n, &rt[m]);
 				break;
 			case LIBCN:
-				run_libcn(s, n, &t[m]);
+				run_libcn(s, n, &rt[m]);
 				break;
 			case RAW_PIPE:
-				run_raw_pipe(pipefd, n, w, &t[m]);
+				run_raw_pipe(pipefd, n, w, &rt[m]);
 				break;
 			default:
-				run_libcn_async(as, n, w, &t[m]);
+				run_libcn_async(as, n, w, &rt[m]);
 				break;
 			}
-			t[m].secs += cnb_now() - t0;
+			rt[m].secs = cnb_now() - t0;
+			t[m].secs += rt[m].secs;
+			t[m].ok += rt[m].ok;
+			t[m].timeouts += rt[m].timeouts;
+			t[m].errors += rt[m].errors;
 			group(fd, 0);
 			if (m == LIBCN || m == LIBCN_ASYNC) {
 				struct cn_message msg;
@@ -345,6 +355,12 @@ int main(int argc, char **argv)
 				drain(fd);
 			}
 		}
+		printf("rtt-round round=%lu", r + 1);
+		for (int m = 0; m < NMETHODS; m++)
+			printf(" %s=%.0f", names[m],
+			       rt[m].secs > 0 ? (double)rt[m].ok / rt[m].secs : 0.0);
+		printf("\n");
+		fflush(stdout);
 	}
 	/* Leave the kernel's listener count as we found it. */
 	cnb_raw_proc_op(rawfd, PROC_CN_MCAST_IGNORE);
