@@ -16,7 +16,14 @@
  * counts exactly the receive path. When libcnb-alloccount.so is preloaded,
  * heap allocations made during the receive loop (after setup) are counted.
  *
- * It prints one line of key=value counters at the end.
+ * -B d sets the libcn modes' cn_open batch (datagrams per receive call) and
+ * the batch loop's cn_recv_batch max; -w waits for SIGUSR1 before reading,
+ * so a burst produced meanwhile is read at exactly d datagrams per call.
+ *
+ * It prints one line of key=value counters at the end; calls, dgrams and
+ * handled are the receive calls, datagrams and connector messages (events
+ * and acks) of the receive loop, not of setup (raw and libnl: counted
+ * outside the measured step, from the events, one per datagram).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -157,12 +164,14 @@ static void from_cn(const struct cn_proc_event *e, struct bev *ev)
 	memcpy(ev->comm, e->comm, sizeof(ev->comm));
 }
 
-#define BATCH 64
-static struct cn_message msgs[BATCH];
+#define BATCH_MAX 1024
+static struct cn_message msgs[BATCH_MAX];
+static unsigned int batch_max = 32; /* -B: cn_open's batch and cn_recv_batch's max */
 static const struct cn_message *cur = msgs, *end = msgs; /* not yet handled */
 
 /* The loop a daemon writes: hand each message of a batch to cn_proc_handle,
- * read the next batch when none is left. */
+ * read the next batch when none is left. The array holds -B messages, as
+ * many datagrams as the socket reads per call (proc events: one each). */
 static int libcn_batch_next(struct cn_proc_event *e)
 {
 	for (;;) {
@@ -171,7 +180,7 @@ static int libcn_batch_next(struct cn_proc_event *e)
 		while (cur < end)
 			if (cn_proc_handle(cs, cur++, e) == 1)
 				return 0;
-		n = cn_recv_batch(cs, msgs, BATCH, 0);
+		n = cn_recv_batch(cs, msgs, batch_max, 0);
 		if (n < 0)
 			return n;
 		cur = msgs;
@@ -319,6 +328,9 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			batch = atoi(optarg);
+			if (batch < 1 || batch > BATCH_MAX)
+				usage();
+			batch_max = (unsigned int)batch;
 			break;
 		case 'r':
 			ready = optarg;
@@ -368,6 +380,10 @@ int main(int argc, char **argv)
 		sigwait(&set, &sig);
 	}
 
+	struct cn_stats st0 = { 0 };
+
+	if (cs)
+		cn_stats(cs, &st0);
 	t0 = cnb_now();
 	deadline = t0 + timeout;
 	if (alloc_count)
@@ -429,6 +445,10 @@ int main(int argc, char **argv)
 
 	uint64_t lost = own_lost, overruns = own_overruns, syscalls = own_syscalls;
 	uint64_t msgs = events;
+	/* Receive calls and datagrams of the receive loop only (not setup), and
+	 * the connector messages (events and acks) it took: what the receive
+	 * step's instructions are divided by. */
+	uint64_t calls = own_syscalls, dgrams = events, handled = events;
 
 	if (cs) {
 		struct cn_proc_stats ps;
@@ -440,12 +460,18 @@ int main(int argc, char **argv)
 		overruns = ps.overruns > enobufs ? ps.overruns : enobufs;
 		syscalls = st.syscalls;
 		msgs = st.messages;
+		calls = st.syscalls - st0.syscalls;
+		dgrams = st.datagrams - st0.datagrams;
+		/* Messages a last batch read past the end marker were not taken. */
+		handled = st.messages - st0.messages - (uint64_t)(end - cur);
 	}
 	printf("mode=%s events=%lu msgs=%lu ours_fork=%lu ours_exec=%lu ours_exit=%lu lost=%lu "
-	       "overruns=%lu syscalls=%lu allocs=%ld ended=%d secs=%.3f\n",
+	       "overruns=%lu syscalls=%lu calls=%lu dgrams=%lu handled=%lu allocs=%ld ended=%d "
+	       "secs=%.3f\n",
 	       mname, (unsigned long)events, (unsigned long)msgs, (unsigned long)ours_fork,
 	       (unsigned long)ours_exec, (unsigned long)ours_exit, (unsigned long)lost,
-	       (unsigned long)overruns, (unsigned long)syscalls,
+	       (unsigned long)overruns, (unsigned long)syscalls, (unsigned long)calls,
+	       (unsigned long)dgrams, (unsigned long)handled,
 	       alloc_count ? (long)(allocs1 - allocs0) : -1L, ended, cnb_now() - t0);
 	(void)eagain;
 	if (cs)

@@ -14,7 +14,16 @@
  * socket being measured is a member during its phase (the others leave the
  * group and are drained). Rates count answered requests only.
  *
- *   cnb-rtt [-r rounds] [-n requests_per_phase] [-w window]
+ * A round is -s sub-rounds; a sub-round runs each method once (a phase of
+ * -n requests, -p for the two pipelines, which answer about four times as
+ * many per second), in an order that rotates every sub-round. Prints one
+ * line per round (each method's rate over the round's phases: methods
+ * interleaved finely enough that a busy moment of the machine hits them
+ * alike, phases added up so that one preemption does not decide a round)
+ * and one line per method over all rounds.
+ *
+ *   cnb-rtt [-r rounds] [-s sub_rounds] [-n requests_per_phase]
+ *           [-p pipelined_requests_per_phase] [-w window]
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -141,13 +150,14 @@ CNB_NOINLINE static void run_raw_pipe(int fd, unsigned long n, unsigned int w, s
 	static uint8_t bufs[WMAX][4096];
 	static struct mmsghdr smsg[WMAX], rmsg[WMAX];
 	static struct iovec siov[WMAX], riov[WMAX];
-	static uint32_t pending[WMAX]; /* expected reply ack per slot; 0 = free */
+	static uint32_t pending[WMAX]; /* expected reply ack per slot */
+	static uint8_t busy[WMAX];     /* a request in flight in the slot */
 	static uint32_t seq;
 	unsigned long sent = 0, done = 0;
 	unsigned int inflight = 0;
 	uint32_t base = cnb_rand(&rng) | 1;
 
-	memset(pending, 0, sizeof(pending));
+	memset(busy, 0, sizeof(busy));
 	for (unsigned int i = 0; i < w; i++) {
 		riov[i].iov_base = bufs[i];
 		riov[i].iov_len = sizeof(bufs[i]);
@@ -159,13 +169,14 @@ CNB_NOINLINE static void run_raw_pipe(int fd, unsigned long n, unsigned int w, s
 		unsigned int k = 0;
 
 		for (unsigned int slot = 0; slot < w && sent + k < n && inflight + k < w; slot++) {
-			if (pending[slot])
+			if (busy[slot])
 				continue;
 			/* ack = base + 2 * serial, so ack + 1 never names another request */
 			uint32_t ack = base + 2 * (uint32_t)(sent + k) * WMAX + 2 * slot;
 
 			cnb_proc_req_init(&reqs[k], PROC_CN_MCAST_LISTEN, ++seq, ack);
 			pending[slot] = ack + 1;
+			busy[slot] = 1;
 			siov[k].iov_base = &reqs[k];
 			siov[k].iov_len = sizeof(reqs[k]);
 			smsg[k].msg_hdr.msg_iov = &siov[k];
@@ -191,7 +202,7 @@ CNB_NOINLINE static void run_raw_pipe(int fd, unsigned long n, unsigned int w, s
 			t->timeouts += inflight;
 			done += inflight;
 			inflight = 0;
-			memset(pending, 0, sizeof(pending));
+			memset(busy, 0, sizeof(busy));
 			continue;
 		}
 		for (int i = 0; i < got; i++) {
@@ -201,8 +212,10 @@ CNB_NOINLINE static void run_raw_pipe(int fd, unsigned long n, unsigned int w, s
 				continue;
 			unsigned int slot = ((a - 1 - base) / 2) % WMAX;
 
-			if (slot < w && pending[slot] == a) {
-				pending[slot] = 0;
+			/* Proc events (ack 0) reach the group too: a free slot
+			 * must not match them. */
+			if (slot < w && busy[slot] && pending[slot] == a) {
+				busy[slot] = 0;
 				inflight--;
 				done++;
 				t->ok++;
@@ -267,7 +280,7 @@ CNB_NOINLINE static void run_libcn_async(struct cn_sock *s, unsigned long n, uns
 
 int main(int argc, char **argv)
 {
-	unsigned long rounds = 10, n = 2000;
+	unsigned long rounds = 10, subrounds = 1, n = 2000, np = 0;
 	unsigned int w = 64;
 	struct tally t[NMETHODS] = { 0 };
 	struct timeval tv = { .tv_sec = 1 };
@@ -275,24 +288,35 @@ int main(int argc, char **argv)
 	struct cn_sock *s, *as;
 	struct cn_open_opts o = { .sz = sizeof(o), .rcvbuf = 4 << 20, .batch = 64 };
 
-	while ((opt = getopt(argc, argv, "r:n:w:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:s:n:p:w:")) != -1) {
 		switch (opt) {
 		case 'r':
 			rounds = strtoul(optarg, NULL, 0);
 			break;
+		case 's':
+			subrounds = strtoul(optarg, NULL, 0);
+			break;
 		case 'n':
 			n = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			np = strtoul(optarg, NULL, 0);
 			break;
 		case 'w':
 			w = (unsigned int)atoi(optarg);
 			break;
 		default:
-			fprintf(stderr, "usage: cnb-rtt [-r rounds] [-n requests] [-w window]\n");
+			fprintf(stderr, "usage: cnb-rtt [-r rounds] [-s sub_rounds] [-n requests] "
+					"[-p pipelined_requests] [-w window]\n");
 			return 2;
 		}
 	}
 	if (w < 1 || w > WMAX)
 		w = 64;
+	if (subrounds < 1)
+		subrounds = 1;
+	if (np < 1)
+		np = 4 * n;
 	rawfd = cnb_raw_open(4 << 20, 0);
 	pipefd = cnb_raw_open(4 << 20, 0);
 	if (setsockopt(rawfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
@@ -308,43 +332,60 @@ int main(int argc, char **argv)
 		cnb_die("cn_async_init");
 
 	for (unsigned long r = 0; r < rounds; r++) {
-		for (int k = 0; k < NMETHODS; k++) {
-			/* Rotate the order every round. */
-			int m = (int)((r + (unsigned long)k) % NMETHODS);
-			int fd = m == RAW	 ? rawfd
-				 : m == RAW_PIPE ? pipefd
-				 : m == LIBCN	 ? cn_fd(s)
-						 : cn_fd(as);
-			double t0;
+		struct tally rt[NMETHODS] = { 0 };
 
-			group(fd, 1);
-			t0 = cnb_now();
-			switch (m) {
-			case RAW:
-				run_raw(rawfd, n, &t[m]);
-				break;
-			case LIBCN:
-				run_libcn(s, n, &t[m]);
-				break;
-			case RAW_PIPE:
-				run_raw_pipe(pipefd, n, w, &t[m]);
-				break;
-			default:
-				run_libcn_async(as, n, w, &t[m]);
-				break;
-			}
-			t[m].secs += cnb_now() - t0;
-			group(fd, 0);
-			if (m == LIBCN || m == LIBCN_ASYNC) {
-				struct cn_message msg;
-				struct cn_sock *cs = m == LIBCN ? s : as;
+		for (unsigned long sr = 0; sr < subrounds; sr++) {
+			for (int k = 0; k < NMETHODS; k++) {
+				/* Rotate the order every sub-round. */
+				int m = (int)((r * subrounds + sr + (unsigned long)k) % NMETHODS);
+				int fd = m == RAW	 ? rawfd
+					 : m == RAW_PIPE ? pipefd
+					 : m == LIBCN	 ? cn_fd(s)
+							 : cn_fd(as);
+				struct tally ph = { 0 };
+				double t0;
 
-				while (cn_recv(cs, &msg, CN_RECV_DONTWAIT) != -EAGAIN)
-					;
-			} else {
-				drain(fd);
+				group(fd, 1);
+				t0 = cnb_now();
+				switch (m) {
+				case RAW:
+					run_raw(rawfd, n, &ph);
+					break;
+				case LIBCN:
+					run_libcn(s, n, &ph);
+					break;
+				case RAW_PIPE:
+					run_raw_pipe(pipefd, np, w, &ph);
+					break;
+				default:
+					run_libcn_async(as, np, w, &ph);
+					break;
+				}
+				ph.secs = cnb_now() - t0;
+				rt[m].secs += ph.secs;
+				rt[m].ok += ph.ok;
+				t[m].secs += ph.secs;
+				t[m].ok += ph.ok;
+				t[m].timeouts += ph.timeouts;
+				t[m].errors += ph.errors;
+				group(fd, 0);
+				if (m == LIBCN || m == LIBCN_ASYNC) {
+					struct cn_message msg;
+					struct cn_sock *cs = m == LIBCN ? s : as;
+
+					while (cn_recv(cs, &msg, CN_RECV_DONTWAIT) != -EAGAIN)
+						;
+				} else {
+					drain(fd);
+				}
 			}
 		}
+		printf("rtt-round round=%lu", r + 1);
+		for (int m = 0; m < NMETHODS; m++)
+			printf(" %s=%.0f", names[m],
+			       rt[m].secs > 0 ? (double)rt[m].ok / rt[m].secs : 0.0);
+		printf("\n");
+		fflush(stdout);
 	}
 	/* Leave the kernel's listener count as we found it. */
 	cnb_raw_proc_op(rawfd, PROC_CN_MCAST_IGNORE);

@@ -2,11 +2,12 @@
 # Guest /init for bench/cbus/run: load kmod, run cbus_bench, unload, dump
 # the kernel log, power off. Parameters come from the kernel command line
 # (cbench.count, cbench.batch, cbench.len, cbench.burst, cbench.burst_irq,
-# cbench.large).
+# cbench.large, cbench.rounds: cbus_bench runs that many times, each after a
+# CBENCH-ROUND line).
 . /lib/vm-guest.sh
 vm_guest_start
 
-COUNT=20000 BATCH=256 LEN=32 BURST=50000 BURST_IRQ=3000 LARGE=1024
+COUNT=20000 BATCH=256 LEN=32 BURST=50000 BURST_IRQ=3000 LARGE=1024 ROUNDS=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	cbench.count=*) COUNT="${arg#*=}" ;;
@@ -15,14 +16,20 @@ for arg in $(cat /proc/cmdline); do
 	cbench.burst=*) BURST="${arg#*=}" ;;
 	cbench.burst_irq=*) BURST_IRQ="${arg#*=}" ;;
 	cbench.large=*) LARGE="${arg#*=}" ;;
+	cbench.rounds=*) ROUNDS="${arg#*=}" ;;
 	esac
 done
 
 echo
 echo "CBENCH-BEGIN kernel $(uname -r) cpus $(grep -c ^processor /proc/cpuinfo)"
 if insmod /lib/cnbus/cnbus.ko && insmod /lib/cnbus/cnbus_test.ko period_ms=0; then
-	/bin/cbus_bench "$COUNT" "$BATCH" "$LEN" "$BURST" "$BURST_IRQ" "$LARGE"
-	echo "# cbus_bench exit $?"
+	i=1
+	while [ "$i" -le "$ROUNDS" ]; do
+		echo "CBENCH-ROUND $i"
+		/bin/cbus_bench "$COUNT" "$BATCH" "$LEN" "$BURST" "$BURST_IRQ" "$LARGE"
+		echo "# cbus_bench exit $?"
+		i=$((i + 1))
+	done
 	rmmod cnbus_test
 	rmmod cnbus
 else
