@@ -27,10 +27,15 @@ static inline int parse_record(const uint8_t *buf, size_t off, size_t end, size_
 {
 	const struct cn_msg *m = (const struct cn_msg *)(buf + off);
 	size_t left = end - off, used;
+	uint16_t len;
 
-	if (left < sizeof(*m) || sizeof(*m) + m->len > left)
+	if (left < sizeof(*m))
 		return -EBADMSG;
-	used = sizeof(*m) + m->len;
+	/* A record of a w1 bundle may be unaligned: its len is copied. */
+	memcpy(&len, buf + off + offsetof(struct cn_msg, len), sizeof(len));
+	used = sizeof(*m) + len;
+	if (used > left)
+		return -EBADMSG;
 	*out = m;
 	if (left - used <= CN_RECORD_PAD_MAX) {
 		pos->offset = next;
