@@ -51,15 +51,6 @@ struct tally {
 
 static uint32_t rng = 0x12345679;
 
-/* This thread's CPU time, user + system, in seconds. */
-static double thread_cpu(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void group(int fd, int join)
 {
 	unsigned int g = CN_IDX_PROC;
@@ -361,7 +352,7 @@ int main(int argc, char **argv)
 
 				group(fd, 1);
 				t0 = cnb_now();
-				c0 = thread_cpu();
+				c0 = cnb_thread_cpu();
 				switch (m) {
 				case RAW:
 					run_raw(rawfd, n, &ph);
@@ -377,7 +368,7 @@ int main(int argc, char **argv)
 					break;
 				}
 				ph.secs = cnb_now() - t0;
-				ph.cpu = thread_cpu() - c0;
+				ph.cpu = cnb_thread_cpu() - c0;
 				rt[m].secs += ph.secs;
 				rt[m].cpu += ph.cpu;
 				t[m].cpu += ph.cpu;
