@@ -5,7 +5,8 @@
  *
  * The same raw loop (send a LISTEN, receive until its ack) with the send
  * and receive calls in different forms, interleaved round by round; rates
- * relative to the cheapest form (send + recv). cn_request used sendmsg with
+ * per second of the thread's CPU time (bench.h), relative to the cheapest
+ * form (send + recv). cn_request used sendmsg with
  * a destination address and three iovecs, and recvmsg with a source address
  * into a 16.5 KiB slot with MSG_DONTWAIT ("libcn before"); it now sends with
  * send() on a socket connected to the kernel and receives with recvfrom (a
@@ -42,7 +43,7 @@ static uint8_t buf[16500] __attribute__((aligned(64)));
 static double run(int fd, unsigned int f, unsigned long n, uint32_t *rng)
 {
 	static uint32_t seq;
-	double t0 = cnb_now();
+	double t0 = cnb_thread_cpu();
 
 	for (unsigned long i = 0; i < n; i++) {
 		uint32_t ack = cnb_rand(rng);
@@ -94,7 +95,7 @@ static double run(int fd, unsigned int f, unsigned long n, uint32_t *rng)
 				break;
 		}
 	}
-	return (double)n / (cnb_now() - t0);
+	return (double)n / (cnb_thread_cpu() - t0);
 }
 
 int main(int argc, char **argv)
