@@ -32,17 +32,11 @@ struct cn_async;
 #define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
 
-/* The sender of the datagram in a slot, padded to the size of a struct
- * cn_message: cn_recv_batch's fill loop (recv.c) finds slot i's sender, its
- * mmsghdr and out[i] from one index (16 * i, scaled by 1, 4 and 1) instead
- * of advancing a pointer for each. */
+/* The sender of the datagram in a slot. */
 struct cn_addr {
 	struct sockaddr_nl nl;
 	uint32_t pad;
 };
-_Static_assert(sizeof(struct cn_addr) == sizeof(struct cn_message) &&
-		   sizeof(struct mmsghdr) == 4 * sizeof(struct cn_message),
-	       "take_simple (recv.c) indexes these arrays with one index");
 
 /* Datagrams read by the last receive system call and not yet fully walked.
  * Once the last one is walked, next and count are both 0 (recv.c), the

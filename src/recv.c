@@ -263,23 +263,20 @@ static inline int take_ack(struct cn_sock *s, const uint8_t *buf, size_t off, ui
 static inline __attribute__((always_inline)) size_t
 take_simple(const struct cn_sock *s, uint32_t first, struct cn_message *out, size_t end)
 {
-	/* Byte offsets: out[i], s->addrs[i] at 16 * i, s->mmsg[i] at 64 * i. */
-	const uint8_t *mb = (const uint8_t *)(s->mmsg + first);
-	const uint8_t *ab = (const uint8_t *)(s->addrs + first);
-	uint8_t *ob = (uint8_t *)out;
 	const uint8_t *p = s->slots + (size_t)first * CN_SLOT_SIZE;
-	size_t k = 0;
+	size_t i = 0, k = 0; /* k: bytes of out[] filled, i * sizeof(*out) */
 
 	do {
-		const struct mmsghdr *mm = (const struct mmsghdr *)(mb + 4 * k);
-		const struct sockaddr_nl *from = &((const struct cn_addr *)(ab + k))->nl;
-		struct cn_message *o = (struct cn_message *)(ob + k);
+		const struct mmsghdr *mm = &s->mmsg[first + i];
+		const struct sockaddr_nl *from = &s->addrs[first + i].nl;
+		struct cn_message *o = &out[i];
 
 		if (!simple_datagram(p, mm, from))
 			break;
 		o->msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
 		o->port = 0;
 		o->group = group_of_bit(from->nl_groups);
+		i++;
 		k += sizeof(*out);
 		p += CN_SLOT_SIZE;
 	} while (k < end);
