@@ -13,6 +13,23 @@
 
 #include "proc_tracker.h"
 
+/* readdir of a 32-bit build without _FILE_OFFSET_BITS=64 (CMakeLists.txt)
+ * fails with EOVERFLOW on ext4's 64-bit directory offsets. */
+_Static_assert(sizeof(off_t) == 8, "64-bit file offsets for readdir");
+
+/* The next entry of dir, or NULL at the end (*err 0) or on an error (*err
+ * -errno: a scan that stopped early must not read as a complete one). */
+static struct dirent *next_entry(DIR *dir, int *err)
+{
+	struct dirent *d;
+
+	errno = 0;
+	d = readdir(dir);
+	if (!d && errno)
+		*err = -errno;
+	return d;
+}
+
 /* Read up to size - 1 bytes of `path` (relative to dirfd), NUL-terminated.
  * Returns the length or -errno. */
 static ssize_t read_small(int dirfd, const char *path, char *buf, size_t size)
@@ -107,7 +124,7 @@ static int scan_threads(int proc_fd, pid_t tgid, struct cn_proc_task *t, long hz
 	char path[48], buf[1024];
 	struct dirent *d;
 	DIR *dir;
-	int fd, r = 0;
+	int fd, r = 0, gone = 0;
 
 	snprintf(path, sizeof(path), "%d/task", (int)tgid);
 	fd = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -118,7 +135,9 @@ static int scan_threads(int proc_fd, pid_t tgid, struct cn_proc_task *t, long hz
 		close(fd);
 		return 0;
 	}
-	while (r >= 0 && (d = readdir(dir))) {
+	/* A task directory whose process exited meanwhile reads as ENOENT
+	 * (proc_task_readdir): gone meanwhile, as when it cannot be opened. */
+	while (r >= 0 && (d = next_entry(dir, &gone))) {
 		pid_t tid = dir_pid(d);
 
 		if (!tid || tid == tgid)
@@ -156,7 +175,7 @@ int cn__proc_scan(int proc_fd, int no_threads, int (*fn)(const struct cn_proc_ta
 		close(fd);
 		return r;
 	}
-	while (r >= 0 && (d = readdir(dir))) {
+	while (r >= 0 && (d = next_entry(dir, &r))) {
 		struct cn_proc_task t;
 		pid_t pid = dir_pid(d);
 
