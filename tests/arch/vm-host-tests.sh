@@ -80,7 +80,7 @@ T1=$(date +%s)
 
 # The guest's ctest output, then the verdict.
 sed -n '/^ARCH-HOST-BEGIN/,/^ARCH-HOST-RC/p' "$VM_LOG.txt" | sed '1d'
-grep '^ARCH:' "$VM_LOG.txt" || true
+grep '^ARCH' "$VM_LOG.txt" | grep -v '^ARCH-HOST\|^ARCH-DMESG\|^ARCH-END' || true
 echo "== guest ran $((T1 - T0)) s (kernel $VM_KNAME, qemu exit $VM_QRC); console: $VM_LOG.txt"
 rc=$(sed -n 's/^ARCH-HOST-RC \([0-9]*\).*/\1/p' "$VM_LOG.txt" | tail -n 1)
 if [ -z "$rc" ]; then
@@ -92,5 +92,6 @@ if sed -n '/^ARCH-DMESG-BEGIN/,/^ARCH-DMESG-END/p' "$VM_LOG.txt" | vm_log_report
 	vm_fail "the guest kernel reported a problem"
 fi
 grep -q '^ARCH: insmod\|^ARCH: mounts failed' "$VM_LOG.txt" && vm_fail "guest setup failed"
+grep -q '^ARCH-NATIVE32 yes' "$VM_LOG.txt" || vm_fail "the guest kernel did not run 32-bit programs"
 [ "$rc" = 0 ] || vm_fail "host tests failed in the guest (ctest exit $rc)"
 echo "PASS: host tests of $BUILD on $VM_KNAME"
