@@ -93,6 +93,9 @@ static void put_name(FILE *f, const struct cn_proc_entry *e)
 		putc_unlocked('?', f);
 }
 
+/* put_time's seconds past January 2038 (_TIME_BITS=64: CMakeLists.txt). */
+_Static_assert(sizeof(time_t) == 8, "64-bit time_t");
+
 static void put_time(FILE *f, const struct proc_state *st, uint64_t ts_ns)
 {
 	int64_t ns = (int64_t)ts_ns + st->realtime_offset_ns;

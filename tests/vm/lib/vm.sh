@@ -136,7 +136,9 @@ vm_root() {
 # vm_boot TIMEOUT APPEND...: pack VM_ROOT, boot VM_KERNEL with it and the
 # kernel command line APPEND (console, panic, log buffer are added). The
 # serial console goes to VM_LOG (VM_WORK/console.log, and .txt without
-# CRs); VM_QRC is qemu's exit status (124: timeout). VM_SMP (2), VM_MEM (1G).
+# CRs); VM_QRC is qemu's exit status (124: timeout). VM_SMP (2), VM_MEM (1G);
+# VM_QEMU_ARGS: more qemu arguments (the arch tier shares directories over
+# 9p with -virtfs).
 #
 # One retry, for one case only: the guest kernel reported a crash during
 # its own boot, before it ran /init (no VM-GUEST-START line), so before any
@@ -167,7 +169,7 @@ vm_boot_once() {
 	set +e
 	timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel tcg -m "${VM_MEM:-1G}" \
 		-smp "${VM_SMP:-2}" -nographic -no-reboot -nic none -kernel "$VM_KERNEL" \
-		-initrd "$VM_WORK/initramfs.gz" \
+		-initrd "$VM_WORK/initramfs.gz" ${VM_QEMU_ARGS:-} \
 		-append "console=ttyS0 panic=-1 log_buf_len=8M $*" </dev/null >"$VM_LOG" 2>&1
 	VM_QRC=$?
 	set -e

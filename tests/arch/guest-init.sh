@@ -1,0 +1,44 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# /init of the arch tier's VM (tests/arch/vm-host-tests.sh): load the 9p
+# modules, mount the host's root read-only and the cross build directory
+# read-write over 9p, and run that build's host tests (ctest -L host) in a
+# chroot of the host's root, on this 64-bit kernel: an i386 build's programs
+# make their system calls through the kernel's compat (32-bit) entry points.
+. /lib/vm-guest.sh
+vm_guest_start
+. /lib/arch.conf # ARCH_BUILD, ARCH_CTEST_ARGS, ARCH_CI
+
+while read -r m; do
+	insmod "/lib/arch-mod/$m" || echo "ARCH: insmod $m failed"
+done </lib/arch-mod/order
+
+r=/host
+mkdir -p "$r"
+# The build directory last: it may be under /tmp (a tmpfs here).
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot "$r" &&
+	mount -t proc proc "$r/proc" &&
+	mount -t sysfs sys "$r/sys" &&
+	mount -t devtmpfs dev "$r/dev" &&
+	mount -t tmpfs tmp "$r/tmp" &&
+	mount -t tmpfs run "$r/run" &&
+	{ [ -d "$r$ARCH_BUILD" ] || mkdir -p "$r$ARCH_BUILD"; } &&
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 cnbuild "$r$ARCH_BUILD" ||
+	echo "ARCH: mounts failed"
+[ -d "$r/dev/pts" ] && mount -t devpts pts "$r/dev/pts"
+[ -d "$r/dev/shm" ] && mount -t tmpfs shm "$r/dev/shm"
+# cmake/cross-exec runs the tests natively when the loader runs: it must
+# here, or they would run under qemu-i386 (no compat system calls).
+if chroot "$r" /lib/ld-linux.so.2 --version >/dev/null 2>&1; then
+	echo "ARCH-NATIVE32 yes (kernel $(uname -r))"
+else
+	echo "ARCH-NATIVE32 no (kernel $(uname -r))"
+fi
+
+echo "ARCH-HOST-BEGIN"
+# shellcheck disable=SC2086 # ARCH_CTEST_ARGS: several arguments
+chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	HOME=/root CI="$ARCH_CI" /bin/sh -c 'cd "$1" && shift && exec ctest "$@"' sh \
+	"$ARCH_BUILD" $ARCH_CTEST_ARGS
+echo "ARCH-HOST-RC $?"
+vm_guest_end ARCH

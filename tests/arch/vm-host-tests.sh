@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# vm-host-tests.sh BUILD_DIR [ctest args...]: run a 32-bit (i386) build's
+# host tests on a 64-bit kernel that runs 32-bit programs, booted under
+# QEMU/TCG, where this machine's kernel does not (ia32 emulation off: its
+# log says "32-bit emulation disabled"). The guest mounts this machine's
+# root read-only and BUILD_DIR read-write over 9p, and runs
+# `ctest -L host` in BUILD_DIR in a chroot of that root (guest-init.sh):
+# the same programs, libraries and scripts as a run here, with every
+# system call through the kernel's compat entry points.
+#
+# Kernel: Debian 12's 6.12 (ARCH_VM_KERNEL, a name of tests/vm/lib/vm.sh's
+# vm_kernel). Boot and judge: tests/vm/lib/vm.sh (a kernel report in the
+# guest's log fails the run). VM_TIMEOUT (s, default 1500), VM_SMP, VM_MEM.
+# Exit: 0 passed, 1 failed, 77 cannot run here (no qemu, kernel, busybox).
+set -eu
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+VM_SRC=$SRC
+. "$SRC/tests/vm/lib/vm.sh"
+BUILD=$(cd "$1" && pwd)
+shift
+CTEST_ARGS=${*:--L host --output-on-failure}
+
+vm_skip() { echo "SKIP: $*"; exit 77; }
+vm_fail() { echo "FAIL: $*"; exit 1; }
+
+vm_host_tools
+vm_kernel "${ARCH_VM_KERNEL:-6.12}"
+KVER=${VM_KERNEL#/boot/vmlinuz-}
+MODDIR=/lib/modules/$KVER
+[ -r "$MODDIR/modules.dep" ] || vm_skip "no $MODDIR/modules.dep (the kernel's modules)"
+VM_WORK=$BUILD/vm-work
+rm -rf "$VM_WORK"
+mkdir -p "$VM_WORK/src"
+vm_root "$SRC/tests/arch/guest-init.sh"
+
+# The modules 9p over virtio needs, dependencies first (modules.dep lists
+# a module's dependencies in the reverse of their load order), uncompressed
+# for busybox's insmod.
+mkdir -p "$VM_ROOT/lib/arch-mod"
+: >"$VM_ROOT/lib/arch-mod/order"
+add_module() { # add_module PATH (relative to MODDIR, as modules.dep has it)
+	grep -qx "$(basename "$1" | sed 's/\.ko.*$/.ko/')" "$VM_ROOT/lib/arch-mod/order" && return 0
+	for dep in $(grep "^$1:" "$MODDIR/modules.dep" | cut -d: -f2 | tr ' ' '\n' | tac); do
+		add_module "$dep"
+	done
+	name=$(basename "$1" | sed 's/\.ko.*$/.ko/')
+	case "$1" in
+	*.ko) cp "$MODDIR/$1" "$VM_ROOT/lib/arch-mod/$name" ;;
+	*.ko.xz) xz -dc "$MODDIR/$1" >"$VM_ROOT/lib/arch-mod/$name" ;;
+	*.ko.zst) zstd -qdc "$MODDIR/$1" >"$VM_ROOT/lib/arch-mod/$name" ;;
+	*.ko.gz) gzip -dc "$MODDIR/$1" >"$VM_ROOT/lib/arch-mod/$name" ;;
+	*) vm_fail "module $1: unknown compression" ;;
+	esac
+	echo "$name" >>"$VM_ROOT/lib/arch-mod/order"
+}
+for m in virtio_pci 9pnet_virtio 9p; do
+	p=$(grep -E "/$m\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" | cut -d: -f1 || true)
+	if [ -n "$p" ]; then
+		add_module "$p"
+	elif ! grep -qE "/$m\.ko" "$MODDIR/modules.builtin" 2>/dev/null; then
+		vm_skip "kernel $KVER has no $m (module or built in)"
+	fi
+done
+
+cat >"$VM_ROOT/lib/arch.conf" <<CONF
+ARCH_BUILD='$BUILD'
+ARCH_CTEST_ARGS='$CTEST_ARGS'
+ARCH_CI='${CI:-}'
+CONF
+
+VM_QEMU_ARGS="-virtfs local,path=/,mount_tag=cnroot,security_model=none,readonly=on,multidevs=remap"
+VM_QEMU_ARGS="$VM_QEMU_ARGS -virtfs local,path=$BUILD,mount_tag=cnbuild,security_model=none,multidevs=remap"
+VM_MEM=${VM_MEM:-2G}
+T0=$(date +%s)
+vm_boot "${VM_TIMEOUT:-1500}" quiet
+T1=$(date +%s)
+
+# The guest's ctest output, then the verdict.
+sed -n '/^ARCH-HOST-BEGIN/,/^ARCH-HOST-RC/p' "$VM_LOG.txt" | sed '1d'
+grep '^ARCH' "$VM_LOG.txt" | grep -v '^ARCH-HOST\|^ARCH-DMESG\|^ARCH-END' || true
+echo "== guest ran $((T1 - T0)) s (kernel $VM_KNAME, qemu exit $VM_QRC); console: $VM_LOG.txt"
+rc=$(sed -n 's/^ARCH-HOST-RC \([0-9]*\).*/\1/p' "$VM_LOG.txt" | tail -n 1)
+if [ -z "$rc" ]; then
+	tail -n 40 "$VM_LOG.txt"
+	vm_fail "the guest did not finish the host tests (qemu exit $VM_QRC)"
+fi
+if sed -n '/^ARCH-DMESG-BEGIN/,/^ARCH-DMESG-END/p' "$VM_LOG.txt" | vm_log_reports /dev/stdin >"$VM_WORK/reports"; then
+	head -n 20 "$VM_WORK/reports"
+	vm_fail "the guest kernel reported a problem"
+fi
+grep -q '^ARCH: insmod\|^ARCH: mounts failed' "$VM_LOG.txt" && vm_fail "guest setup failed"
+grep -q '^ARCH-NATIVE32 yes' "$VM_LOG.txt" || vm_fail "the guest kernel did not run 32-bit programs"
+[ "$rc" = 0 ] || vm_fail "host tests failed in the guest (ctest exit $rc)"
+echo "PASS: host tests of $BUILD on $VM_KNAME"
