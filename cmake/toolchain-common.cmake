@@ -4,12 +4,8 @@
 # (libnl-3-dev:<arch>, libcmocka-dev:<arch> in /usr/lib/<multiarch>).
 # The including file sets CN_CROSS_TRIPLET (the compiler's prefix),
 # CN_CROSS_MULTIARCH (Debian's multiarch directory), CMAKE_SYSTEM_PROCESSOR
-<<<<<<< HEAD
-# and CN_CROSS_QEMU (the qemu-user-static program that runs its binaries).
-=======
 # CN_CROSS_QEMU (the qemu-user-static program that runs its binaries) and
 # CN_CROSS_LOADER (its dynamic loader, from libc6:<arch>).
->>>>>>> arch
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_C_COMPILER ${CN_CROSS_TRIPLET}-gcc)
 # find_library and find_path look in /usr/lib/<multiarch> (never the build
@@ -22,22 +18,6 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/${CN_CROSS_MULTIARCH}/pkgconfig:/usr/share/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "")
 
-<<<<<<< HEAD
-# CTest runs the test programs through this (add_test with a target's
-# file). Without -L: qemu then runs the target's dynamic loader from
-# /lib (libc6:<arch>, multiarch), which matches the libc in
-# /lib/<multiarch>; -L /usr/<triplet> would mix the -cross loader with
-# the multiarch libc the loader cache names, and crash in the loader.
-# CN_CROSS_EMULATOR overrides it (e.g. empty where binfmt_misc or the CPU
-# runs the programs itself).
-if(DEFINED CN_CROSS_EMULATOR)
-  set(CMAKE_CROSSCOMPILING_EMULATOR ${CN_CROSS_EMULATOR})
-else()
-  find_program(CN_CROSS_QEMU_PATH ${CN_CROSS_QEMU})
-  if(CN_CROSS_QEMU_PATH)
-    set(CMAKE_CROSSCOMPILING_EMULATOR ${CN_CROSS_QEMU_PATH})
-  endif()
-=======
 # CTest runs the test programs through cmake/cross-exec: by themselves
 # where this machine runs them, else under qemu-user-static. CN_CROSS_EMULATOR
 # replaces it (empty: run them directly).
@@ -46,5 +26,4 @@ if(DEFINED CN_CROSS_EMULATOR)
 else()
   set(CMAKE_CROSSCOMPILING_EMULATOR ${CMAKE_CURRENT_LIST_DIR}/cross-exec ${CN_CROSS_QEMU}
       ${CN_CROSS_LOADER})
->>>>>>> arch
 endif()
