@@ -405,7 +405,10 @@ struct cn_parse_pos {
  * bounded by its own len, all inside the netlink message's nlmsg_len. Up to
  * 3 bytes of padding after the last record of a message are tolerated.
  * Returns:
- *   1  *out points to a valid cn_msg record (inside buf, not aligned)
+ *   1  *out points to a valid cn_msg record (inside buf; the records after
+ *      the first of a bundle may be unaligned: copy their header with memcpy
+ *      before reading its fields, which C does not allow through an
+ *      unaligned pointer)
  *   0  end of datagram
  *  -EBADMSG    truncated or inconsistent data: a record that runs past its
  *              netlink message, or a netlink message past the datagram
