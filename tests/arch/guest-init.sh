@@ -7,7 +7,7 @@
 # make their system calls through the kernel's compat (32-bit) entry points.
 . /lib/vm-guest.sh
 vm_guest_start
-. /lib/arch.conf # ARCH_BUILD, ARCH_CTEST_ARGS, ARCH_CI
+. /lib/arch.conf # ARCH_SRC, ARCH_BUILD, ARCH_CTEST_ARGS, ARCH_CI
 
 while read -r m; do
 	insmod "/lib/arch-mod/$m" || echo "ARCH: insmod $m failed"
@@ -15,13 +15,16 @@ done </lib/arch-mod/order
 
 r=/host
 mkdir -p "$r"
-# The build directory last: it may be under /tmp (a tmpfs here).
+# The source and build directories last: they may be under /tmp (a tmpfs
+# here), and the build may be inside the source.
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot "$r" &&
 	mount -t proc proc "$r/proc" &&
 	mount -t sysfs sys "$r/sys" &&
 	mount -t devtmpfs dev "$r/dev" &&
 	mount -t tmpfs tmp "$r/tmp" &&
 	mount -t tmpfs run "$r/run" &&
+	{ [ -d "$r$ARCH_SRC" ] || mkdir -p "$r$ARCH_SRC"; } &&
+	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnsrc "$r$ARCH_SRC" &&
 	{ [ -d "$r$ARCH_BUILD" ] || mkdir -p "$r$ARCH_BUILD"; } &&
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 cnbuild "$r$ARCH_BUILD" ||
 	echo "ARCH: mounts failed"

@@ -5,7 +5,7 @@
 # host tests on a 64-bit kernel that runs 32-bit programs, booted under
 # QEMU/TCG, where this machine's kernel does not (ia32 emulation off: its
 # log says "32-bit emulation disabled"). The guest mounts this machine's
-# root read-only and BUILD_DIR read-write over 9p, and runs
+# root, the source read-only and BUILD_DIR read-write over 9p, and runs
 # `ctest -L host` in BUILD_DIR in a chroot of that root (guest-init.sh):
 # the same programs, libraries and scripts as a run here, with every
 # system call through the kernel's compat entry points.
@@ -66,12 +66,16 @@ for m in virtio_pci 9pnet_virtio 9p; do
 done
 
 cat >"$VM_ROOT/lib/arch.conf" <<CONF
+ARCH_SRC='$SRC'
 ARCH_BUILD='$BUILD'
 ARCH_CTEST_ARGS='$CTEST_ARGS'
 ARCH_CI='${CI:-}'
 CONF
 
 VM_QEMU_ARGS="-virtfs local,path=/,mount_tag=cnroot,security_model=none,readonly=on,multidevs=remap"
+# The source too (its cmake/cross-exec runs the tests): a clone under /tmp
+# is hidden by the guest's tmpfs there.
+VM_QEMU_ARGS="$VM_QEMU_ARGS -virtfs local,path=$SRC,mount_tag=cnsrc,security_model=none,readonly=on,multidevs=remap"
 VM_QEMU_ARGS="$VM_QEMU_ARGS -virtfs local,path=$BUILD,mount_tag=cnbuild,security_model=none,multidevs=remap"
 VM_MEM=${VM_MEM:-2G}
 T0=$(date +%s)
