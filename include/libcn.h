@@ -406,9 +406,9 @@ struct cn_parse_pos {
  * 3 bytes of padding after the last record of a message are tolerated.
  * Returns:
  *   1  *out points to a valid cn_msg record (inside buf; the records after
- *      the first of a bundle may be unaligned: copy their header with memcpy
- *      before reading its fields, which C does not allow through an
- *      unaligned pointer)
+ *      the first of a bundle may be unaligned: copy a record to an aligned
+ *      place before reading its fields, which C does not allow through an
+ *      unaligned pointer. The receive calls deliver such records aligned.)
  *   0  end of datagram
  *  -EBADMSG    truncated or inconsistent data: a record that runs past its
  *              netlink message, or a netlink message past the datagram

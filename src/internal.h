@@ -45,7 +45,11 @@ struct cn_rx {
 	 * came through, taken from its cmsg when it was read. */
 	uint8_t *ctrl;
 	uint32_t *groups;
-	int pktinfo;		 /* NETLINK_PKTINFO is on */
+	int pktinfo; /* NETLINK_PKTINFO is on */
+	/* Aligned copies of the unaligned records of w1 bundles read by the
+	 * last receive call (recv.c, align_record); NULL until the first. */
+	uint8_t *bounce;
+	size_t bounce_used;
 	uint32_t next;		 /* the datagram being walked */
 	uint32_t count;		 /* datagrams read */
 	struct cn_parse_pos pos; /* inside datagram `next` */

@@ -53,6 +53,7 @@ void cn__rx_free(struct cn_sock *s)
 	free(rx->addrs);
 	free(rx->ctrl);
 	free(rx->groups);
+	free(rx->bounce);
 }
 
 int cn__rx_pktinfo(struct cn_sock *s, int on)
@@ -149,6 +150,7 @@ static inline __attribute__((always_inline)) int rx_read(struct cn_sock *s, uint
 		for (int i = 0; i < got; i++)
 			rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
 	rx->next = 0;
+	rx->bounce_used = 0;
 	rx->count = (uint32_t)got;
 	rx->pos.offset = 0;
 	rx->pos.msg_end = 0;
@@ -251,6 +253,40 @@ static int take_ack(struct cn_sock *s, uint32_t i, size_t off)
 	return 1;
 }
 
+/* Room for the aligned copies of every record one receive call can read:
+ * a record takes at least 20 bytes of its datagram and at most 3 more as a
+ * copy, so twice the slots' bytes always suffice. */
+#define BOUNCE_SIZE(nslots) ((size_t)(nslots)*2 * CN_SLOT_SIZE)
+
+/*
+ * The records after the first of a w1 bundle are not 4-byte aligned, and C
+ * does not let a caller read a struct cn_msg there: such a record is copied
+ * to an aligned place (valid, like the slots, until the next read).
+ * 0, or -ENOMEM when the copies' buffer (allocated at the first bundle)
+ * cannot be had.
+ */
+static int align_record(struct cn_rx *rx, const struct cn_msg **m)
+{
+	struct cn_msg h;
+	size_t need;
+
+	if (((uintptr_t)*m & (NLMSG_ALIGNTO - 1)) == 0)
+		return 0;
+	if (!rx->bounce) {
+		rx->bounce = aligned_alloc(NLMSG_ALIGNTO, BOUNCE_SIZE(rx->nslots));
+		if (!rx->bounce)
+			return -ENOMEM;
+	}
+	memcpy(&h, *m, sizeof(h));
+	need = NLMSG_ALIGN(sizeof(h) + h.len);
+	if (rx->bounce_used + need > BOUNCE_SIZE(rx->nslots))
+		return -ENOMEM; /* cannot happen: see BOUNCE_SIZE */
+	memcpy(rx->bounce + rx->bounce_used, *m, sizeof(h) + h.len);
+	*m = (const struct cn_msg *)(rx->bounce + rx->bounce_used);
+	rx->bounce_used += need;
+	return 0;
+}
+
 /*
  * One step of the walk of datagram `next` where simple_datagram does not
  * apply: 1 with *out filled, 0 when it moved on without a message (a
@@ -283,7 +319,9 @@ static __attribute__((noinline)) int walk_step(struct cn_sock *s, struct cn_mess
 	r = parse_next(slot(rx, i), len, &rx->pos, &m);
 	if (rx->pos.offset >= len && rx->pos.msg_end == 0)
 		next_datagram(rx); /* its last message: nothing looks pending */
-	out->msg = m;		   /* NULL but for a record */
+	if (r == 1 && align_record(rx, &m) < 0)
+		r = -ENOMEM;
+	out->msg = r == 1 ? m : NULL; /* NULL but for a record */
 	out->port = from->nl_pid;
 	out->group = r == 1 ? datagram_group(rx, i) : 0;
 	if (r >= 0)

@@ -21,6 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * AddressSanitizer sees any read past the datagram. */
 	uint8_t *buf = malloc(size ? size : 1);
 	struct cn_parse_pos pos = { 0 };
+	static union {
+		struct cn_msg m;
+		uint8_t b[sizeof(struct cn_msg) + 65536];
+	} rec; /* an aligned copy of each record */
 
 	if (!buf)
 		return 0;
@@ -38,9 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		if (r < 0)
 			continue;
-		if (!m || (const uint8_t *)m < buf ||
-		    (const uint8_t *)m + sizeof(*m) + m->len > buf + size)
+		struct cn_msg h;
+
+		if (!m || (const uint8_t *)m < buf)
 			abort();
+		/* A record of a w1 bundle may be unaligned: read through a
+		 * copy, as libcn.h tells callers of cn_parse_next to. */
+		memcpy(&h, m, sizeof(h));
+		if ((const uint8_t *)m + sizeof(h) + h.len > buf + size)
+			abort();
+		memcpy(rec.b, m, sizeof(h) + h.len);
+		m = &rec.m;
 
 		struct cn_proc_event ev;
 		struct cn_notification n;
