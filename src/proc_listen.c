@@ -2,6 +2,9 @@
 /* proc_listen.c - subscribing to proc events and unsubscribing: the LISTEN
  * and IGNORE operations (proc_ops.c) in the order each kernel needs, the
  * kernel filter when the probe (proc_probe.c) found one. */
+#include <stdio.h>
+#include <sys/utsname.h>
+
 #include "proc_internal.h"
 
 int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
@@ -60,6 +63,21 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	return 0;
 }
 
+/* Does the running kernel keep proc state per socket (a filter: 6.6 on)?
+ * The probe's answer when one was made, else the kernel's version. */
+static int kernel_keeps_socket_state(struct cn_sock *s)
+{
+	struct utsname u;
+	unsigned int major = 0, minor = 0;
+	int r = cn_proc_kernel_filters(s, 0); /* no probe: known or -EAGAIN */
+
+	if (r >= 0)
+		return r;
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 0;
+	return major > 6 || (major == 6 && minor >= 6);
+}
+
 int cn_proc_ignore(struct cn_sock *s)
 {
 	uint32_t op = PROC_CN_MCAST_IGNORE;
@@ -75,6 +93,8 @@ int cn_proc_ignore(struct cn_sock *s)
 	 * that count a socket once), none without one: before 6.6 every
 	 * IGNORE decrements one count for the whole machine, and at 0 no
 	 * listener anywhere gets events. */
+	int sent = t->listens > 0;
+
 	while (t->listens > 0) {
 		r = cn__proc_op(s, &op, sizeof(op), 0);
 		if (r < 0)
@@ -82,5 +102,12 @@ int cn_proc_ignore(struct cn_sock *s)
 		t->listens--;
 	}
 	t->subscribed = 0;
+	/* Kernels that filter per socket (6.6 on) keep the socket's proc
+	 * state from its first LISTEN and free it at close only while the
+	 * socket is still in the group (connector.c, cn_release): leaving
+	 * would leak it. There the IGNORE just sent filters every event
+	 * out, so the socket stays. */
+	if (sent && kernel_keeps_socket_state(s))
+		return 0;
 	return cn_leave(s, CN_IDX_PROC);
 }
