@@ -525,14 +525,18 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
 CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
 
 /*
- * Stop proc events for this socket and leave the group: one
+ * Stop proc events for this socket (and leave the group, see below): one
  * PROC_CN_MCAST_IGNORE for each LISTEN that cn_proc_listen (or the filter
  * probe) sent on it and the kernel may have counted, and none on a socket
  * that never listened: kernels before 6.6 keep one listener count for the
  * whole machine, so an IGNORE without its LISTEN would stop events for
  * every other listener. A LISTEN the caller sent itself (cn_send) is the
  * caller's to undo. Kernels with filtering do not send the ack to the
- * ignoring socket, so this does not wait for one. Returns 0 or -errno.
+ * ignoring socket, so this does not wait for one. On those kernels (6.6
+ * on) a socket that sent an IGNORE stays in the group, where the IGNORE
+ * filters every event out: the kernel frees a socket's proc state at close
+ * only while it is in the group (connector.c, cn_release). Returns 0 or
+ * -errno.
  */
 CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
