@@ -5,10 +5,12 @@
  * `forkstat -S`, loss reports on stderr at most once a second with exact
  * totals, and the one-line summary at exit.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "proc.h"
 
@@ -164,7 +166,8 @@ void proc_stats_print(FILE *f, struct proc_state *st)
 		sum.lost += rows[i].lost;
 	}
 	if (st->o->common.json) {
-		fputs("{\"event\":\"stats\",\"commands\":[", f);
+		proc_json_head(f, "stats");
+		fputs(",\"commands\":[", f);
 		for (uint32_t i = 0; i < n; i++)
 			json_row(f, &rows[i], i == 0);
 		fputs("],\"total\":", f);
@@ -195,6 +198,17 @@ void proc_loss_report(struct proc_state *st, int force)
 		return;
 	st->last_loss_report_ms = now;
 	st->unreported_gaps = st->unreported_overruns = 0;
+	if (st->o->common.json) {
+		/* In the event stream, where a pipeline sees it; never left
+		 * out (--quiet or not): loss is never silent. */
+		proc_json_head(stdout, "loss");
+		fprintf(stdout,
+			",\"missing\":%llu,\"overruns\":%llu,\"total_missing\":%llu,"
+			"\"total_overruns\":%llu}\n",
+			(unsigned long long)g, (unsigned long long)o, (unsigned long long)st->gaps,
+			(unsigned long long)st->overruns);
+		return;
+	}
 	if (st->o->common.quiet)
 		return;
 	/* One line however many losses since the last: a storm used to
@@ -210,6 +224,20 @@ void proc_summary(struct proc_state *st)
 {
 	char gaps[48];
 
+	if (st->o->common.json) {
+		proc_json_head(stdout, "summary");
+		fprintf(stdout, ",\"printed\":%llu,", (unsigned long long)st->printed);
+		if (st->kernel_filter)
+			fputs("\"gaps_tracked\":false", stdout);
+		else
+			fprintf(stdout, "\"gaps_tracked\":true,\"missing\":%llu",
+				(unsigned long long)st->gaps);
+		fprintf(stdout,
+			",\"overruns\":%llu,\"resyncs\":%llu,\"appeared\":%llu,\"vanished\":%llu}\n",
+			(unsigned long long)st->overruns, (unsigned long long)st->resyncs,
+			(unsigned long long)st->appeared, (unsigned long long)st->vanished);
+		return;
+	}
 	if (st->kernel_filter)
 		snprintf(gaps, sizeof(gaps), "gaps not tracked: kernel filter");
 	else
@@ -223,4 +251,25 @@ void proc_summary(struct proc_state *st)
 			"vanished unseen\n",
 			(unsigned long long)st->resyncs, (unsigned long long)st->appeared,
 			(unsigned long long)st->vanished);
+}
+
+void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* With --json the message is a line of the stream: a pipeline that
+	 * takes stdout and stderr together (the journal, 2>&1) parses
+	 * every line. A person at a terminal still reads it on stderr. */
+	if (!st->o->common.json || isatty(STDERR_FILENO))
+		fprintf(stderr, "cnctl: %s\n", msg);
+	if (st->o->common.json) {
+		proc_json_head(stdout, type);
+		fputs(",\"message\":", stdout);
+		json_string(stdout, msg, sizeof(msg));
+		fputs("}\n", stdout);
+	}
 }
