@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@
 #define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
+#define PROC_COALESCE_MAX_US   50000	  /* the longest nap between reads (not on a terminal) */
+#define PROC_EVENT_TRUESIZE    1024	  /* receive buffer bytes an event takes, rounded up */
 
 /* What the tracker needs to know every task's name and start. */
 #define PROC_TRACK_MASK (CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_EXIT | CN_PROC_COMM)
@@ -183,8 +186,10 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 								       "empty list");
 				return cnctl_usage_err(
 				    "proc",
-				    "invalid --events value '%s': %s '%s' (known: fork, clone, exec, "
-				    "uid, gid, sid, ptrace, comm, coredump, exit, nonzero_exit, all; "
+				    "invalid --events value '%s': %s '%s' (known: fork, clone, "
+				    "exec, "
+				    "uid, gid, sid, ptrace, comm, coredump, exit, nonzero_exit, "
+				    "all; "
 				    "forkstat's core, ptrce)",
 				    optarg, item[0] ? "unknown event type" : "empty item in",
 				    item[0] ? item : optarg);
@@ -196,10 +201,12 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 			uint64_t v;
 
 			if (cnctl_parse_uint(optarg, 1, INT32_MAX, &v) < 0)
-				return cnctl_usage_err("proc", "invalid --%s value '%s': expected a %s "
-							       "(1 to 2147483647)",
+				return cnctl_usage_err("proc",
+						       "invalid --%s value '%s': expected a %s "
+						       "(1 to 2147483647)",
 						       c == 'p' ? "pid" : "pgrp", optarg,
-						       c == 'p' ? "process id" : "process group id");
+						       c == 'p' ? "process id"
+								: "process group id");
 			if (c == 'p')
 				o->pid = (pid_t)v;
 			else
@@ -328,11 +335,12 @@ static void resync(struct proc_state *st)
 		return; /* kept as needing a sync: tried again next time */
 	st->resyncs++;
 	if (!st->o->common.quiet && st->resyncs <= 3)
-		proc_message(st, "resync", "resynchronized with /proc after lost events: %llu tasks appeared, "
-			  "%llu vanished unseen%s",
-			  (unsigned long long)(st->appeared - app),
-			  (unsigned long long)(st->vanished - van),
-			  st->resyncs == 3 ? " (further resyncs: in the summary)" : "");
+		proc_message(st, "resync",
+			     "resynchronized with /proc after lost events: %llu tasks appeared, "
+			     "%llu vanished unseen%s",
+			     (unsigned long long)(st->appeared - app),
+			     (unsigned long long)(st->vanished - van),
+			     st->resyncs == 3 ? " (further resyncs: in the summary)" : "");
 }
 
 /* Handle one batch of messages. Returns 1 when --count is reached, else 0. */
@@ -351,8 +359,7 @@ static int handle_batch(const struct cn_message *msgs, int n, struct proc_state 
 		ev.lost_before = 0;
 		r = cn_proc_handle(st->s, &msgs[i], &ev);
 		if (r < 0) {
-			proc_message(st, "error", "malformed proc event skipped: %s",
-				     strerror(-r));
+			proc_message(st, "error", "malformed proc event skipped: %s", strerror(-r));
 			continue;
 		}
 		if (ev.lost_before) {
@@ -443,6 +450,32 @@ static int wait_events(int fd, int timeout_ms)
 	return 0;
 }
 
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* How long to nap before the next read so that it finds more than one
+ * event: a wakeup costs more than an event (two context switches in a
+ * VM), so waking once per event is what made a trickle expensive. The nap
+ * lets at most a quarter of the receive buffer fill at the rate of the
+ * last read (n events in dt_us), and never exceeds PROC_COALESCE_MAX_US:
+ * a burst four times faster than that can still overrun, and is then
+ * counted and reported like any overrun. */
+static int64_t coalesce_us(const struct proc_state *st, int n, int64_t dt_us)
+{
+	int64_t room = st->rcvbuf_bytes / 4 / PROC_EVENT_TRUESIZE; /* events */
+
+	if (n <= 0 || dt_us <= 0 || room <= 0)
+		return 0;
+	if (room * dt_us / n > PROC_COALESCE_MAX_US)
+		return PROC_COALESCE_MAX_US;
+	return room * dt_us / n;
+}
+
 static int run(struct proc_state *st)
 {
 	const struct proc_opts *o = st->o;
@@ -454,6 +487,7 @@ static int run(struct proc_state *st)
 	int eager = isatty(STDOUT_FILENO);
 	int fd = cn_fd(st->s);
 	int drained = 0; /* the last receive took less than a batch */
+	int64_t last_read_us = mono_us(), nap_us = 0;
 	int r;
 
 	if (!o->common.json)
@@ -470,6 +504,12 @@ static int run(struct proc_state *st)
 			if (handle_batch(msgs, n, st))
 				return flushed(flush_out()); /* --count reached */
 			drained = n < PROC_BATCH;
+			if (drained && !eager) {
+				int64_t t = mono_us();
+
+				nap_us = coalesce_us(st, n, t - last_read_us);
+				last_read_us = t;
+			}
 			/* Under a sustained stream the socket never runs dry:
 			 * still hand the reader what we have every so often. */
 			now = coarse_ms();
@@ -506,6 +546,15 @@ static int run(struct proc_state *st)
 			continue;
 		}
 		proc_loss_report(st, 0);
+		if (nap_us > 0) {
+			struct timespec ts = { nap_us / 1000000, (long)(nap_us % 1000000) * 1000 };
+
+			/* SIGINT/SIGTERM end it early (EINTR): cnctl_stop is
+			 * seen at the loop's top. */
+			nanosleep(&ts, NULL);
+			nap_us = 0;
+			continue;
+		}
 		now = coarse_ms();
 		wait = -1;
 		if (__fpending(stdout)) {
@@ -524,6 +573,7 @@ static int run(struct proc_state *st)
 		if (deadline >= 0 && (wait < 0 || deadline - now < wait))
 			wait = (int)(deadline - now);
 		r = wait_events(fd, wait);
+		last_read_us = mono_us();
 		if (r < 0) {
 			proc_message(st, "error", "poll: %s", strerror(-r));
 			flush_out();
@@ -572,6 +622,13 @@ int cnctl_proc(int argc, char **argv)
 	if (!st.s)
 		return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
 	cnctl_set_rcvbuf(st.s, o.common.rcvbuf);
+	{
+		int sz = 0;
+		socklen_t len = sizeof(sz);
+
+		if (getsockopt(cn_fd(st.s), SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0)
+			st.rcvbuf_bytes = sz;
+	}
 	st.t = cn_proc_tracker_new(NULL);
 	if (!st.t || proc_stats_init(&st) < 0 || proc_info_init(&st) < 0) {
 		cnctl_err("process table: %s", strerror(errno));

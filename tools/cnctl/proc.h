@@ -58,11 +58,11 @@ struct proc_opts {
 	pid_t pgrp;		  /* --pgrp; 0: any */
 	uid_t uid;		  /* --uid/--user, when uid_set */
 	int uid_set;
-	const char *comm;  /* --comm GLOB; NULL: any */
-	int no_threads;	   /* --no-threads */
-	int user_column;   /* -x, --extra: the USER column */
-	int need_uid;	   /* user_column or uid_set: track every process's uid */
-	int64_t timeout_ms;	  /* --timeout; < 0: none */
+	const char *comm;   /* --comm GLOB; NULL: any */
+	int no_threads;	    /* --no-threads */
+	int user_column;    /* -x, --extra: the USER column */
+	int need_uid;	    /* user_column or uid_set: track every process's uid */
+	int64_t timeout_ms; /* --timeout; < 0: none */
 	enum proc_time_fmt time_fmt;
 	int color; /* decided from --color and the terminal */
 	int stats; /* --stats */
@@ -71,9 +71,9 @@ struct proc_opts {
 /* A command line shared by a process and the children running it. */
 struct proc_cmdline {
 	uint32_t refs;
-	uint32_t len;	/* bytes in text, the arguments NUL-separated */
-	int truncated;	/* longer than PROC_ARGV_MAX: cut */
-	char text[];	/* NUL-terminated too */
+	uint32_t len;  /* bytes in text, the arguments NUL-separated */
+	int truncated; /* longer than PROC_ARGV_MAX: cut */
+	char text[];   /* NUL-terminated too */
 };
 
 #define PROC_INFO_CMD_TRIED 0x1u /* cmd read (or inherited); NULL: none to be had */
@@ -103,10 +103,11 @@ struct proc_state {
 	uint64_t printed;
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	int kernel_filter;	    /* the kernel filters: per-CPU gaps not tracked */
+	int64_t rcvbuf_bytes;	    /* the socket's receive buffer (SO_RCVBUF) */
 	size_t width;		    /* room for the PROCESS column on a terminal; 0: all */
 	int64_t tm_secs;	    /* the second tm_cache holds (put_time); -1: none */
 	struct tm tm_cache;
-	int64_t utc_secs;	    /* the same for the JSON's UTC time */
+	int64_t utc_secs; /* the same for the JSON's UTC time */
 	struct tm utc_cache;
 
 	/* per-process table (proc_info.c, open addressing on the tgid) */

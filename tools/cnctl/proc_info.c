@@ -263,8 +263,8 @@ struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_ev
 			p->flags = parent->flags & (PROC_INFO_CMD_TRIED | PROC_INFO_UID |
 						    PROC_INFO_PGRP | PROC_INFO_TREE);
 		}
-		if (st->o->tree && (ev->parent_tgid == st->o->pid || (parent && (parent->flags &
-									     PROC_INFO_TREE))))
+		if (st->o->tree &&
+		    (ev->parent_tgid == st->o->pid || (parent && (parent->flags & PROC_INFO_TREE))))
 			p->flags |= PROC_INFO_TREE;
 		complete(st, p);
 		return p;

@@ -167,7 +167,6 @@ static void fmt_duration(char *buf, size_t size, uint64_t ns, const char *from)
 		snprintf(buf, size, "%s%llud%02lluh", pre, s / 86400, s % 86400 / 3600);
 }
 
-
 /* The columns before PROCESS: time, event, pid, ppid, [user,] lifetime. */
 static size_t columns_before(const struct proc_opts *o)
 {
@@ -219,8 +218,8 @@ static void put_cmdline(FILE *f, const struct proc_cmdline *c, size_t room)
 	size_t n = c->len, cols = 0, limit;
 
 	for (size_t i = 0; i < n; i++)
-		cols += ((unsigned char)c->text[i] < 0x20 && c->text[i]) || c->text[i] == 0x7f ? 4
-															   : 1;
+		cols +=
+		    ((unsigned char)c->text[i] < 0x20 && c->text[i]) || c->text[i] == 0x7f ? 4 : 1;
 	limit = room && cols > room ? (room > 3 ? room - 3 : 0) : (size_t)-1;
 	cols = 0;
 	for (size_t i = 0; i < n; i++) {

@@ -232,10 +232,11 @@ void proc_summary(struct proc_state *st)
 		else
 			fprintf(stdout, "\"gaps_tracked\":true,\"missing\":%llu",
 				(unsigned long long)st->gaps);
-		fprintf(stdout,
-			",\"overruns\":%llu,\"resyncs\":%llu,\"appeared\":%llu,\"vanished\":%llu}\n",
-			(unsigned long long)st->overruns, (unsigned long long)st->resyncs,
-			(unsigned long long)st->appeared, (unsigned long long)st->vanished);
+		fprintf(
+		    stdout,
+		    ",\"overruns\":%llu,\"resyncs\":%llu,\"appeared\":%llu,\"vanished\":%llu}\n",
+		    (unsigned long long)st->overruns, (unsigned long long)st->resyncs,
+		    (unsigned long long)st->appeared, (unsigned long long)st->vanished);
 		return;
 	}
 	if (st->kernel_filter)
