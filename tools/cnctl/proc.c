@@ -322,6 +322,7 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
 			proc_info_remove(st, e->tgid);
 	} else {
 		st->appeared++;
+		proc_info_appeared(st, e);
 	}
 }
 

@@ -135,6 +135,8 @@ int proc_info_init(struct proc_state *st);
 void proc_info_free(struct proc_state *st);
 /* Fill the table from the tracker's processes (after its first sync). */
 void proc_info_scan(struct proc_state *st);
+/* A process the tracker found running after a loss (its fork was lost). */
+void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
 /* Update the table for ev; returns ev's process's entry (NULL: unknown). */
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);
 struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid);

@@ -237,6 +237,20 @@ void proc_info_scan(struct proc_state *st)
 	}
 }
 
+void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
+{
+	struct proc_info *p;
+
+	if (e->pid != e->tgid || proc_info_find(st, e->tgid))
+		return;
+	p = info_add(st, e->tgid);
+	if (!p)
+		return;
+	complete(st, p);
+	if (st->o->tree && below_root(st, e))
+		p->flags |= PROC_INFO_TREE;
+}
+
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev)
 {
 	struct proc_info *p, *parent;
@@ -275,9 +289,17 @@ struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_ev
 		cmd_put(p->cmd);
 		p->cmd = NULL;
 		p->flags &= ~(uint32_t)PROC_INFO_CMD_TRIED;
-		/* A shell puts a job in its group between fork and exec. */
-		p->flags &= ~(uint32_t)PROC_INFO_PGRP;
 		complete(st, p);
+		/* A shell puts a job in its group between fork and exec: read
+		 * it again (kept as it was when the process is gone already). */
+		if (st->o->pgrp) {
+			pid_t g;
+
+			if (read_pgrp(p->tgid, &g) == 0) {
+				p->pgrp = g;
+				p->flags |= PROC_INFO_PGRP;
+			}
+		}
 		return p;
 	case CN_PROC_UID:
 		p = info_add(st, ev->tgid);
