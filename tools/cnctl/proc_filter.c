@@ -38,6 +38,7 @@ static const struct {
 int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t size)
 {
 	const char *p = list;
+	int all = 0;
 
 	o->show = 0;
 	o->mask = 0;
@@ -53,13 +54,14 @@ int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t s
 			snprintf(bad, size, "%.*s", (int)n, p);
 			return -1;
 		}
+		all |= event_names[i].show == PROC_SHOW_ALL;
 		o->show |= event_names[i].show;
 		o->mask |= event_names[i].kernel;
 		if (p[n] == '\0')
 			break;
 		p += n + 1;
 	}
-	if (o->show & PROC_SHOW_ALL) {
+	if (all) {
 		o->show = PROC_SHOW_ALL;
 		o->mask = 0; /* every type: no kernel filter */
 	}

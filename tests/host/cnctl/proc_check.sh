@@ -479,6 +479,10 @@ filters_and_aliases)
 	sleep 0.05 &
 	s=$!
 	wait "$s"
+	# A shell named sleepy (comm matches 'slee*') that forks: its forks
+	# are outside -e exec,exit,...
+	cp /bin/sh "$dir/sleepy"
+	"$dir/sleepy" -c '/bin/true; /bin/true; sleep 0.05'
 	"${NOBODY[@]}" sh -c 'sleep 0.05; exit 0' &
 	nb=$!
 	wait "$nb"
@@ -499,8 +503,12 @@ filters_and_aliases)
 	# --comm 'slee*' with exec,exit: sleep's exec and exit, nothing else.
 	jq -e -s --argjson s "$s" '[.[] | select(.type == "event")] |
 		(all(.[]; .comm | test("^slee"))) and any(.[]; .pid == $s and .event == "exec")
+		and all(.[]; .event == "exec" or .event == "exit" or .event == "coredump"
+			or .event == "ptrace" or .event == "clone")
 		and any(.[]; .pid == $s and .event == "exit")' "$dir/f.comm" >/dev/null ||
 		fail "--comm 'slee*' -e exec,exit,...: $(head -c 600 "$dir/f.comm")"
+	jq -e -s '[.[] | select(.type == "event" and .event == "fork" and .comm == "sleepy")] | length > 0' \
+		"$dir/f.nothreads" >/dev/null || fail "sleepy made no fork (the check above proves nothing)"
 	# --no-threads: no clone, no event of a thread; the forks still there.
 	jq -e -s '[.[] | select(.type == "event")] | (all(.[]; .thread != true and .event != "clone"))
 		and any(.[]; .event == "fork")' "$dir/f.nothreads" >/dev/null ||
