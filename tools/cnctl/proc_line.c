@@ -341,9 +341,12 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 		break;
 	}
 	room = st->width;
-	if (room && ev->what == CN_PROC_FORK && !thread)
-		room = room > 26 ? room - 26 : 1; /* "  child of " and a name */
-	else if (room)
+	if (room && ev->what == CN_PROC_FORK && !thread) {
+		/* "  child of " and the parent's name */
+		size_t pn = 11 + (pe && pe->comm[0] ? strnlen(pe->comm, sizeof(pe->comm)) + 1 : 3);
+
+		room = room > pn + 1 ? room - pn : 1;
+	} else if (room)
 		room = room > visible(suffix) + 1 ? room - visible(suffix) : 1;
 
 	switch (ev->what) {

@@ -554,6 +554,49 @@ pgrp_filter)
 	grep -q "\"tgid\":$other," "$dir/out" && fail "a process of another group printed"
 	echo "ok: --pgrp $g: its $n processes only"
 	;;
+terminal_width)
+	# On a terminal (a pty) a line ends at its edge, and the edge moves
+	# when the terminal is resized (SIGWINCH): 100 columns, then 60.
+	python3 - "$CNCTL" <<'PY' || fail "terminal width"
+import fcntl, os, pty, re, select, signal, struct, subprocess, sys, termios, time
+cnctl = sys.argv[1]
+def setsize(fd, cols):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+master, slave = pty.openpty()
+setsize(slave, 100)
+p = subprocess.Popen([cnctl, "proc", "--color", "never"], stdin=slave, stdout=slave,
+                     stderr=subprocess.DEVNULL)
+os.close(slave)
+buf = b""
+def read_until(pattern, secs=30):
+    global buf
+    end = time.time() + secs
+    while not re.search(pattern, buf):
+        if time.time() > end:
+            sys.exit("no %r on the terminal; got %r" % (pattern, buf[-2000:]))
+        if select.select([master], [], [], 0.2)[0]:
+            buf += os.read(master, 65536)
+read_until(rb"TIME +EVENT")
+time.sleep(0.3)
+long = "x" * 300
+subprocess.run(["sh", "-c", "sleep 0.2 # first " + long])
+read_until(rb"# first x+\.\.\.")
+setsize(master, 60)
+p.send_signal(signal.SIGWINCH)
+time.sleep(0.3)
+subprocess.run(["sh", "-c", "sleep 0.2 # second " + long])
+read_until(rb"# second x+\.\.\.")
+p.send_signal(signal.SIGINT)
+p.wait(10)
+lines = buf.decode(errors="replace").replace("\r", "").split("\n")
+first = [l for l in lines if "# first x" in l]
+second = [l for l in lines if "# second x" in l]
+print(first[0]); print(second[0])
+assert all(len(l) == 100 for l in first if "exec" in l), [len(l) for l in first]
+assert all(len(l) == 60 for l in second if "exec" in l), [len(l) for l in second]
+print("ok: lines of 100 columns, then 60 after the resize")
+PY
+	;;
 *)
 	echo "unknown case $CASE"
 	exit 1
