@@ -206,11 +206,12 @@ json_fields)
 	lp=$!
 	wait "$lp"
 	finish
-	jq -e --argjson p "$lp" 'select(.pid == $p and .event == "exec") | .argv_truncated == true
-		and (.argv | join(" ") | length) <= 4096 and .argv[3] == "long"' "$dir/out" >/dev/null ||
-		fail "the exec of $lp (argv of 5 KiB): no argv_truncated"
-	jq -e --argjson p "$p" 'select(.pid == $p and .event == "exec") | has("argv_truncated") | not' \
-		"$dir/out" >/dev/null || fail "argv_truncated on a short command line"
+	# jq -s and any(): jq 1.6's -e judges the last input, not the last output.
+	jq -e -s --argjson p "$lp" 'any(.[]; .pid == $p and .event == "exec" and .argv_truncated == true
+		and (.argv | join(" ") | length) <= 4096 and .argv[3] == "long")' "$dir/out" >/dev/null ||
+		fail "the exec of $lp (argv of 5 KiB): no argv_truncated: $(grep "\"pid\":$lp,\"tgid\":$lp,.*argv" "$dir/out" | cut -c1-300)"
+	jq -e -s --argjson p "$p" 'any(.[]; .pid == $p and .event == "exec" and (has("argv_truncated") | not))' \
+		"$dir/out" >/dev/null || fail "no exec of $p, or argv_truncated on a short command line"
 	python3 - "$dir/out" "$p" "$shell_comm" <<'PY' || fail "JSON check"
 import json, re, sys
 path, pid, parent = sys.argv[1], int(sys.argv[2]), sys.argv[3]
