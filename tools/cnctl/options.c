@@ -66,6 +66,7 @@ static const struct cnctl_option options[] = {
 	{ "no-threads", no_argument, 'H', PROC },
 	{ "threads", no_argument, 'W', PROC },
 	{ "extra", no_argument, 'x', PROC },
+	{ "prompt", no_argument, 'L', PROC },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))

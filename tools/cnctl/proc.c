@@ -47,7 +47,7 @@ static void proc_usage(FILE *f)
 	fprintf(f,
 		"Usage: cnctl proc [--json] [--events LIST] [--stats] [--count N]\n"
 		"                  [--pid PID [--tree]] [--pgrp PGID] [--uid UID|--user NAME]\n"
-		"                  [--comm GLOB] [--no-threads] [--extra]\n"
+		"                  [--comm GLOB] [--no-threads] [--extra] [--prompt]\n"
 		"                  [--timeout SECONDS] [--time clock|iso|mono]\n"
 		"                  [--color auto|always|never] [--rcvbuf BYTES] [--quiet]\n"
 		"\n"
@@ -93,6 +93,10 @@ static void proc_usage(FILE *f)
 		"  -H, --no-threads     no thread events (clone, a thread's exit, rename...)\n"
 		"      --threads        thread events shown (the default)\n"
 		"  -x, --extra          a USER column (the effective user; JSON: uid, user)\n"
+		"  -L, --prompt         off a terminal too, read each event as it comes: the\n"
+		"                       command lines of processes that live less than\n"
+		"                       50 ms are caught, at several times the CPU time in\n"
+		"                       a storm (default off a terminal: reads in naps)\n"
 		"  -S, --stats          at exit, a table per command: forks, clones, execs,\n"
 		"                       exits, failed (non-zero) exits and exits lost\n"
 		"  -n, --count N        exit after printing N events (1 to 2^64-1)\n"
@@ -237,6 +241,9 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 			break;
 		case 'x':
 			o->user_column = 1;
+			break;
+		case 'L':
+			o->prompt = 1;
 			break;
 		case 'S':
 			o->stats = 1;
@@ -507,7 +514,7 @@ static int run(struct proc_state *st)
 			if (handle_batch(msgs, n, st))
 				return flushed(flush_out()); /* --count reached */
 			drained = n < PROC_BATCH;
-			if (drained && !eager) {
+			if (drained && !eager && !o->prompt) {
 				int64_t t = mono_us();
 
 				nap_us = coalesce_us(st, n, t - last_read_us);

@@ -61,6 +61,7 @@ struct proc_opts {
 	const char *comm;   /* --comm GLOB; NULL: any */
 	int no_threads;	    /* --no-threads */
 	int user_column;    /* -x, --extra: the USER column */
+	int prompt;	    /* --prompt: no naps between reads, off a terminal too */
 	int need_uid;	    /* user_column or uid_set: track every process's uid */
 	int64_t timeout_ms; /* --timeout; < 0: none */
 	enum proc_time_fmt time_fmt;
