@@ -20,13 +20,16 @@ static __attribute__((noinline, cold)) int handle_first(struct cn_sock *s, const
 	return cn__proc_handle_event(s->proc, msg, ev);
 }
 
+/* The id of proc messages, as the 8 bytes of a struct cb_id. */
+static const struct cb_id proc_id = { CN_IDX_PROC, CN_VAL_PROC };
+
 /* cn_proc_handle once its pointers are checked: 1 an event for the caller,
  * 0 anything else (another id, an ack, a type not wanted), -errno with
- * errno set. */
+ * errno set. The id is one 8-byte compare. */
 static inline __attribute__((always_inline)) int handle(struct cn_sock *s, const struct cn_msg *msg,
 							struct cn_proc_event *ev)
 {
-	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
+	if (memcmp(&msg->id, &proc_id, sizeof(proc_id)) != 0)
 		return 0;
 	if (__builtin_expect(msg->len < sizeof(struct proc_event), 0))
 		return handle_fail(EBADMSG);
@@ -37,11 +40,16 @@ static inline __attribute__((always_inline)) int handle(struct cn_sock *s, const
 
 int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc_event *ev)
 {
+	const struct cn_msg *msg;
+
 	/* The batch path calls this once per message: a test per argument,
 	 * the refusals out of line. */
-	if (__builtin_expect(!s || !ev || !m || !m->msg, 0))
+	if (__builtin_expect(!s, 0) || __builtin_expect(!ev, 0) || __builtin_expect(!m, 0))
 		return handle_fail(EINVAL);
-	return handle(s, m->msg, ev);
+	msg = m->msg;
+	if (__builtin_expect(!msg, 0))
+		return handle_fail(EINVAL);
+	return handle(s, msg, ev);
 }
 
 /* cn_proc_recv from its second message on, or when rx_read_one does not
@@ -77,8 +85,6 @@ static const struct {
 	uint32_t len;
 	uint16_t type, flags;
 } proc_nlh = { PROC_DGRAM_LEN, NLMSG_DONE, 0 };
-static const struct cb_id proc_id = { CN_IDX_PROC, CN_VAL_PROC };
-
 /* Is the datagram of r bytes that rx_recv_one read one proc event from the
  * kernel, whole? What rx_one_simple and handle would both check, for this
  * one length and id: two 8-byte compares instead of field by field. */

@@ -117,13 +117,14 @@ static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
 
 /*
  * Take whole datagrams from `first` on, before `last`, while each is a
- * simple one: its record into out[], from port 0. Returns how many; the
- * cursor is the caller's. Everything is read through locals: out[] might
+ * simple one: its record into out[], from port 0, its group from the
+ * NETLINK_PKTINFO cmsg when pktinfo is set. Returns how many; the cursor
+ * is the caller's. Everything is read through locals: out[] might
  * alias the socket for the compiler, which would reload each field after
  * every store.
  */
-static inline uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint32_t last,
-				   struct cn_message *out)
+CN_INLINE uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint32_t last,
+			       struct cn_message *out, int pktinfo)
 {
 	const uint8_t *p = cn__rx_slot(rx, first);
 	const struct mmsghdr *mm = rx->mmsg + first;
@@ -137,7 +138,7 @@ static inline uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint3
 		out[k].port = 0;
 		out[k].group = (uint32_t)ffs((int)from[k].nl_groups);
 	}
-	if (rx->pktinfo)
+	if (pktinfo)
 		for (uint32_t j = 0; j < k; j++)
 			out[j].group = rx->groups[first + j];
 	return k;
@@ -157,7 +158,8 @@ CN_INLINE unsigned int rx_take(struct cn_sock *s, struct cn_message *out, unsign
 		if (rx->pos.offset == 0) {
 			uint32_t left = rx->count - rx->next;
 			uint32_t want = max - n < left ? max - n : left;
-			uint32_t k = take_simple(rx, rx->next, rx->next + want, &out[n]);
+			uint32_t k =
+			    take_simple(rx, rx->next, rx->next + want, &out[n], rx->pktinfo);
 
 			if (k) {
 				n += k;
