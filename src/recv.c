@@ -302,21 +302,32 @@ static int recv_batch_kept(struct cn_sock *s, struct cn_message *out, unsigned i
 
 /*
  * cn_recv_batch's usual call, on an idle socket (cn__rx_idle): one
- * recvmmsg, and its datagrams taken with one test each while they are
- * simple; the first that is not, and those after it, stay pending for the
- * generic walk. How many were taken (0: the walk takes the first), or
- * -errno.
+ * recvmmsg (recvfrom for one slot, as rx_read), and its datagrams taken with one test each while they are
+ * simple; the first that is not, and those after it, stay pending for
+ * recv_batch_rest. How many were taken, or -errno.
  */
 static inline __attribute__((always_inline)) int
 recv_batch_idle(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
 	struct cn_rx *rx = &s->rx;
-	uint32_t k;
+	uint32_t k, n = max < rx->nslots ? max : rx->nslots;
 	int got;
 
+	if (n == 1) {
+		ssize_t len = rx_recv_one(s, flags & CN_RECV_DONTWAIT);
+
+		if (len < 0)
+			return (int)len;
+		if (rx_one_simple(rx, len)) {
+			rx_one_take(s, out);
+			return 1;
+		}
+		cn__rx_one_read(rx, len);
+		return 0;
+	}
 	s->st.syscalls++;
 	/* Wait for the first datagram only, then take what is queued. */
-	got = recvmmsg(s->fd, rx->mmsg, max < rx->nslots ? max : rx->nslots,
+	got = recvmmsg(s->fd, rx->mmsg, n,
 		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
 	if (got < 0)
 		return rx_read_failed(s);
@@ -367,17 +378,38 @@ static __attribute__((noinline)) int recv_batch(struct cn_sock *s, struct cn_mes
 	}
 }
 
+/* recv_batch_idle left datagrams it did not take (the first not simple,
+ * those after it): the walk takes them into out[n..max), or reads again
+ * when it took nothing. */
+static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
+						     unsigned int n, unsigned int max,
+						     unsigned int flags)
+{
+	int r;
+
+	n += rx_take(s, out + n, max - n, &r);
+	if (r < 0) {
+		if (n == 0)
+			return cn_fail(-r);
+		s->deferred_err = r;
+	}
+	return n > 0 ? (int)n : recv_batch(s, out, max, flags);
+}
+
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
+	int r;
+
 	if (__builtin_expect(!s || !out || !max || (flags & ~CN_RECV_DONTWAIT), 0))
 		return cn_fail(EINVAL);
-	if (cn__rx_idle(s)) {
-		int r = recv_batch_idle(s, out, max, flags);
-
-		if (r != 0)
-			return r > 0 ? r : cn_fail(-r);
-	}
-	return recv_batch(s, out, max, flags);
+	if (!cn__rx_idle(s))
+		return recv_batch(s, out, max, flags);
+	r = recv_batch_idle(s, out, max, flags);
+	if (r < 0)
+		return cn_fail(-r);
+	if (__builtin_expect(cn__rx_pending(s), 0))
+		return recv_batch_rest(s, out, (unsigned int)r, max, flags);
+	return r;
 }
 
 void cn__keep(struct cn_sock *s, const struct cn_message *m)
