@@ -111,17 +111,22 @@ void cn__rx_read_groups(struct cn_rx *rx, int got)
 		rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
 }
 
+__attribute__((noinline)) void cn__rx_walk_from(struct cn_rx *rx, uint32_t next, uint32_t count)
+{
+	rx->next = next;
+	rx->count = count;
+	rx->bounce_used = 0;
+	rx->pos.offset = 0;
+	rx->pos.msg_end = 0;
+}
+
 __attribute__((noinline)) void cn__rx_one_read(struct cn_rx *rx, ssize_t r)
 {
 	int cut = r > (ssize_t)CN_SLOT_SIZE;
 
 	rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
 	rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
-	rx->next = 0;
-	rx->bounce_used = 0;
-	rx->count = 1;
-	rx->pos.offset = 0;
-	rx->pos.msg_end = 0;
+	cn__rx_walk_from(rx, 0, 1);
 }
 
 /* On to the datagram after the one being walked. */
@@ -334,11 +339,9 @@ recv_batch_idle(struct cn_sock *s, struct cn_message *out, unsigned int max, uns
 	s->st.datagrams += (uint64_t)got;
 	k = take_simple(rx, 0, (uint32_t)got, out, 0);
 	s->st.messages += k;
-	rx->count = (uint32_t)got;
-	rx->next = k;
-	rx->bounce_used = 0;
-	rx->pos.offset = 0;
-	rx->pos.msg_end = 0;
+	/* All taken: the cursor stays where it was, at its end (idle). */
+	if (__builtin_expect(k < (uint32_t)got, 0))
+		cn__rx_walk_from(rx, k, (uint32_t)got);
 	return (int)k;
 }
 

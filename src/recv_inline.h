@@ -22,6 +22,9 @@ void cn__rx_read_groups(struct cn_rx *rx, int got);
 /* recv.c: one step of the walk where take_simple does not apply: 1 with
  * *out filled, 0 when it moved on without a message, or -errno. */
 int cn__rx_walk_step(struct cn_sock *s, struct cn_message *out);
+/* recv.c: datagrams [next, count) of the last read left to the walk, from
+ * the start of datagram `next`. */
+void cn__rx_walk_from(struct cn_rx *rx, uint32_t next, uint32_t count);
 /* recv.c: a datagram of r bytes read into slot 0 by rx_recv_one, left to
  * the walk: the receive state as rx_read leaves it. */
 void cn__rx_one_read(struct cn_rx *rx, ssize_t r);
