@@ -44,7 +44,11 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
 
 	/* The batch path calls this once per message: a test per argument,
 	 * the refusals out of line. */
-	if (__builtin_expect(!s, 0) || __builtin_expect(!ev, 0) || __builtin_expect(!m, 0))
+	if (__builtin_expect(!s, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!ev, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!m, 0))
 		return handle_fail(EINVAL);
 	msg = m->msg;
 	if (__builtin_expect(!msg, 0))

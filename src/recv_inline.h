@@ -109,12 +109,19 @@ static inline uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
 static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
 				  const struct sockaddr_nl *from)
 {
+	/* nlmsg_type NLMSG_DONE and nlmsg_flags 0, as one 32-bit word in the
+	 * machine's byte order: one load and one compare for both. */
+	static const struct {
+		uint16_t type, flags;
+	} done = { NLMSG_DONE, 0 };
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)p;
 	const struct cn_msg *m = NLMSG_DATA(nlh);
 	uint32_t len = (uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len);
+	uint32_t type_flags, want;
 
-	return ((nlh->nlmsg_len ^ len) | (mm->msg_len ^ len) |
-		(uint32_t)(nlh->nlmsg_type ^ NLMSG_DONE) | nlh->nlmsg_flags |
+	memcpy(&type_flags, &nlh->nlmsg_type, sizeof(type_flags));
+	memcpy(&want, &done, sizeof(want));
+	return ((nlh->nlmsg_len ^ len) | (mm->msg_len ^ len) | (type_flags ^ want) |
 		(uint32_t)mm->msg_hdr.msg_flags | from->nl_pid) == 0;
 }
 
