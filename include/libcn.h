@@ -362,8 +362,8 @@ enum cn_reply_conv {
  * -4095, or an error under a convention that has no room for it),
  * -EMSGSIZE (len > CONNECTOR_MAX_MSG_SIZE).
  */
-CN_EXPORT int cn_reply_header(struct cn_msg *out, const struct cn_msg *req,
-			      enum cn_reply_conv conv, int error, size_t len);
+CN_EXPORT int cn_reply_header(struct cn_msg *out, const struct cn_msg *req, enum cn_reply_conv conv,
+			      int error, size_t len);
 
 /*
  * Answer received message `to` under `conv` (header as cn_reply_header),

@@ -73,7 +73,8 @@ static int send_reply(struct cn_sock *s, uint32_t port, const struct cn_msg *hdr
 
 	mh.msg_iovlen = 2;
 	if (headlen)
-		iov[mh.msg_iovlen++] = (struct iovec){ .iov_base = (void *)head, .iov_len = headlen };
+		iov[mh.msg_iovlen++] =
+		    (struct iovec){ .iov_base = (void *)head, .iov_len = headlen };
 	if (len)
 		iov[mh.msg_iovlen++] = (struct iovec){ .iov_base = (void *)data, .iov_len = len };
 	do
