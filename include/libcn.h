@@ -389,11 +389,13 @@ CN_EXPORT const struct dm_ulog_request *cn_dm_ulog_request(const struct cn_msg *
 /*
  * Answer dm-log-userspace request `to` with a result: the request's struct
  * dm_ulog_request echoed (its seq is what the kernel matches) with error
- * set to `error` (0 or -errno, e.g. -EAGAIN: the kernel resends the request
- * at once) and data_size to `len`, followed by `len` bytes of `data`.
- * Returns 0 or -errno (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE, the
- * send's). A reply longer than the kernel's room for it is refused there
- * with -ENOSPC.
+ * set to `error` (0 or -errno) and data_size to `len`, followed by `len`
+ * bytes of `data`. A failure without data (error != 0, len 0) is sent as
+ * cn_dm_ulog_ack sends it, the one form after which the kernel keeps its
+ * room for the data of a resend: -EAGAIN makes it resend the request at
+ * once, and -EAGAIN with data is refused (-EINVAL). Returns 0 or -errno
+ * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE, the send's). A reply
+ * longer than the kernel's room for it is refused there with -ENOSPC.
  */
 CN_EXPORT int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error,
 			       const void *data, size_t len);

@@ -131,6 +131,14 @@ int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, 
 	req = cn_dm_ulog_request(to->msg);
 	if (!req)
 		return cn_fail(errno);
+	/* A failure without data goes out bare: only then does the kernel
+	 * keep its room for the data of the resend that -EAGAIN asks for
+	 * (fill_pkg sets it to the echoed data_size, 0, otherwise, and the
+	 * resent request's answer would fail with -ENOSPC). */
+	if (error && !len)
+		return cn_reply_as(s, to, CN_REPLY_DM_ULOG, error, NULL, 0);
+	if (error == -EAGAIN)
+		return cn_fail(EINVAL);
 	if (len > CONNECTOR_MAX_MSG_SIZE - sizeof(tfr))
 		return cn_fail(EMSGSIZE);
 	r = cn_reply_header(&hdr, to->msg, CN_REPLY_DM_ULOG, error, sizeof(tfr) + len);

@@ -153,16 +153,30 @@ static void dm_data_reply(void **state)
 	assert_int_equal(pkg.data_size, 8);
 	assert_memory_equal(pkg.data, &in_sync, 8);
 
-	/* A result with an error and no data: matched on tfr->seq too. */
+	/* A failure with data: tfr->error is the kernel's result. */
 	pkg = (struct dm_pkg){ .seq = 4242, .data_size = 8 };
-	assert_int_equal(cn_dm_ulog_reply(s, &in, -EINVAL, NULL, 0), 0);
-	m = sent_msg(s, 1, sizeof(struct dm_ulog_request));
+	assert_int_equal(cn_dm_ulog_reply(s, &in, -EINVAL, "why", 4), 0);
+	m = sent_msg(s, 1, sizeof(struct dm_ulog_request) + 4);
 	assert_header(m, CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, 4242, EINVAL);
 	assert_int_equal(((const struct dm_ulog_request *)m->data)->error, -EINVAL);
 	dm_kernel_take(m, &pkg);
 	assert_true(pkg.completed);
 	assert_int_equal(pkg.error, -EINVAL);
-	assert_int_equal(pkg.data_size, 0);
+	assert_int_equal(pkg.data_size, 4);
+
+	/* Without data it goes out bare, so that after -EAGAIN the kernel
+	 * still has its 8 bytes of room for the resent request's answer. */
+	pkg = (struct dm_pkg){ .seq = 4242, .data_size = 8 };
+	assert_int_equal(cn_dm_ulog_reply(s, &in, -EAGAIN, NULL, 0), 0);
+	m = sent_msg(s, 2, 0);
+	assert_header(m, CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, 4242, EAGAIN);
+	dm_kernel_take(m, &pkg);
+	assert_int_equal(pkg.error, -EAGAIN);
+	assert_int_equal(pkg.data_size, 8);
+	errno = 0;
+	assert_int_equal(cn_dm_ulog_reply(s, &in, -EAGAIN, "x", 1), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fake_sent_count(), 3);
 
 	/* A reply for another (older) request is not taken by this one. */
 	pkg = (struct dm_pkg){ .seq = 4243, .data_size = 8 };
