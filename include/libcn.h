@@ -393,7 +393,10 @@ CN_EXPORT const struct dm_ulog_request *cn_dm_ulog_request(const struct cn_msg *
  * bytes of `data`. A failure without data (error != 0, len 0) is sent as
  * cn_dm_ulog_ack sends it, the one form after which the kernel keeps its
  * room for the data of a resend: -EAGAIN makes it resend the request at
- * once, and -EAGAIN with data is refused (-EINVAL). Returns 0 or -errno
+ * once, and -EAGAIN with data is refused (-EINVAL). A failure with data
+ * sets the kernel's room to len: for -ESRCH (the log is unknown: the kernel
+ * reconnects and retries) send as many bytes (zeros) as the answer will
+ * carry, or the retry fails with -ENOSPC (examples/dm-ulog). Returns 0 or -errno
  * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE, the send's). A reply
  * longer than the kernel's room for it is refused there with -ENOSPC.
  */

@@ -22,7 +22,9 @@
 
 #include "core_log.h"
 
-#define NTYPES (DM_ULOG_IS_REMOTE_RECOVERING + 1)
+#define NTYPES	    (DM_ULOG_IS_REMOTE_RECOVERING + 1)
+/* The log's status line in `dmsetup status` (with its NUL: a C string). */
+#define STATUS_INFO "1 dm-ulog"
 
 static const char *const type_name[NTYPES] = {
 	[DM_ULOG_CTR] = "CTR",
@@ -44,6 +46,17 @@ static const char *const type_name[NTYPES] = {
 	[DM_ULOG_IS_REMOTE_RECOVERING] = "IS_REMOTE_RECOVERING",
 };
 
+/* The bytes of each successful answer that carries data. */
+static const size_t answer_size[NTYPES] = {
+	[DM_ULOG_GET_REGION_SIZE] = 8,
+	[DM_ULOG_IS_CLEAN] = 8,
+	[DM_ULOG_IN_SYNC] = 8,
+	[DM_ULOG_GET_RESYNC_WORK] = 16,
+	[DM_ULOG_GET_SYNC_COUNT] = 8,
+	[DM_ULOG_STATUS_INFO] = sizeof(STATUS_INFO),
+	[DM_ULOG_IS_REMOTE_RECOVERING] = 16,
+};
+
 /* What was refused, by reason; reported as it happens and at exit. */
 static struct {
 	unsigned long malformed, version, type, log, argument, eagain;
@@ -53,7 +66,7 @@ static int verbose;
 static unsigned int eagain_left[NTYPES]; /* --eagain: answer so many with -EAGAIN */
 static volatile sig_atomic_t stop;
 
-/* The answer to one request: an error, or data (len bytes). */
+/* The answer to one request: an error and/or data (len bytes). */
 struct answer {
 	int error;
 	const char *why; /* with an error: the reason reported */
@@ -139,10 +152,15 @@ static int serve(const struct dm_ulog_request *req, uint32_t type, struct answer
 	l = log_find(req->uuid, req->luid);
 	if (!l && type == DM_ULOG_DTR)
 		return 0; /* a resent DTR: already gone */
-	if (!l)
+	if (!l) {
 		/* -ESRCH makes the kernel reconnect: CTR, RESUME, then this
-		 * request again (dm-log-userspace-base.c, userspace_do_request). */
+		 * request again (dm-log-userspace-base.c, userspace_do_request),
+		 * with the room for its answer set to what this reply carries
+		 * (transfer.c, fill_pkg): so it carries as many bytes as the
+		 * answer will, zeros, or the retry fails with -ENOSPC. */
+		a->len = answer_size[type];
 		return fail(a, &refused.log, -ESRCH, "unknown log (server restarted?)");
+	}
 	switch (type) {
 	case DM_ULOG_DTR:
 		log_destroy(l);
@@ -183,7 +201,8 @@ static int serve(const struct dm_ulog_request *req, uint32_t type, struct answer
 		put_u64(a, (int64_t)l->sync_count, 0, 1);
 		return 0;
 	case DM_ULOG_STATUS_INFO: /* the kernel wants the NUL: dm's status is a C string */
-		a->len = (size_t)snprintf(a->data.text, sizeof(a->data.text), "1 dm-ulog") + 1;
+		memcpy(a->data.text, STATUS_INFO, sizeof(STATUS_INFO));
+		a->len = sizeof(STATUS_INFO);
 		return 0;
 	case DM_ULOG_STATUS_TABLE:
 		a->len = (size_t)snprintf(a->data.text, sizeof(a->data.text), "%s", l->table) + 1;
@@ -226,8 +245,8 @@ static void handle(struct cn_sock *s, const struct cn_message *m)
 
 	/* The kernel matches this answer on seq (cn_msg.seq for the bare
 	 * form, dm_ulog_request.seq for the other): libcn sends both right. */
-	if (req && !a.error)
-		r = cn_dm_ulog_reply(s, m, 0, &a.data, a.len);
+	if (req)
+		r = cn_dm_ulog_reply(s, m, a.error, &a.data, a.len);
 	else
 		r = cn_dm_ulog_ack(s, m, a.error);
 	if (a.error)

@@ -131,15 +131,46 @@ L=/tmp/ulog-2.log
 t $? "the kernel reconnected: CTR and RESUME to the new server"
 dmesg | grep -q "Reconnected to userspace log server"
 t $? "kernel: Reconnected to userspace log server"
-# The new server's core log starts out of sync (its state died with the
-# old one); the kernel asks for resync work again after a resume only.
-echo "# status after the restart: $(dmsetup status mir)"
-dmsetup --noudevsync suspend mir && dmsetup --noudevsync resume mir
-t $? "suspend and resume after the restart"
+# The new server's core log starts with every region out of sync (the
+# state died with the old server): the kernel learns it from the first
+# IS_REMOTE_RECOVERING answer (its in_sync_hint) and resyncs them all.
 wait_sync 120
 t $? "resynced after the restart: $ST"
+[ "$(answered SET_REGION_SYNC $L)" -ge $REGIONS ]
+t $? "the new server served the resync of all $REGIONS regions"
+dmsetup --noudevsync suspend mir && dmsetup --noudevsync resume mir
+t $? "suspend and resume after the restart"
 legs_hold /tmp/data2 64 && legs_hold /tmp/data1 16 && cmp -s /tmp/leg0 /tmp/leg1
 t $? "both legs hold both writes"
+
+# Hard case: the server restarted while the mirror is idle. The new one
+# does not know the log and answers the next request -ESRCH, which makes
+# the kernel reconnect as above (CTR, RESUME, the request again).
+kill -9 $SERVER
+wait $SERVER 2>/dev/null
+server 3 --verbose
+t $? "dm-ulog killed and restarted at once"
+dd if=/dev/urandom of=/tmp/data3 bs=65536 count=16 2>/dev/null
+dd if=/tmp/data3 of=/dev/mapper/mir bs=65536 seek=96 conv=fsync 2>/dev/null &
+DD=$!
+i=0
+while kill -0 $DD 2>/dev/null && [ $i -lt 60 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+wait $DD
+t $? "a write to the idle mirror completes (${i} s)"
+L=/tmp/ulog-3.log
+grep -q "refused .*unknown log" $L && [ "$(answered CTR $L)" -ge 1 ] &&
+	[ "$(answered RESUME $L)" -ge 1 ]
+t $? "the new server answered ESRCH for the log it did not know; the kernel reconnected"
+[ "$(dmesg | grep -c 'Reconnected to userspace log server')" -ge 2 ]
+t $? "kernel: reconnected a second time"
+wait_sync 120
+t $? "resynced again: $ST"
+legs_hold /tmp/data3 96 && legs_hold /tmp/data2 64 && legs_hold /tmp/data1 16 &&
+	cmp -s /tmp/leg0 /tmp/leg1
+t $? "both legs hold all three writes"
 
 dmsetup --noudevsync remove mir
 t $? "dmsetup remove"
@@ -148,9 +179,9 @@ t $? "DTR served"
 kill $SERVER
 wait $SERVER
 t $? "dm-ulog exits 0 on SIGTERM"
-for n in 1 2; do
+for n in 1 2 3; do
 	grep -E 'refused|answered;|overrun|answering' /tmp/ulog-$n.log | sed "s/^/# server $n: /"
-	# What either server refused: the --eagain answers, and (the new one)
+	# What a server refused: the --eagain answers, and (the third)
 	# requests for the log it did not know yet.
 	! grep 'refused' /tmp/ulog-$n.log | grep -qv -e '--eagain' -e 'unknown log'
 	t $? "server $n refused nothing else"
