@@ -178,6 +178,26 @@ static void dm_data_reply(void **state)
 	assert_int_equal(errno, EINVAL);
 	assert_int_equal(fake_sent_count(), 3);
 
+	/* -ESRCH with as many zero bytes as the answer: the kernel
+	 * reconnects and retries with that much room (what dm-ulog sends). */
+	pkg = (struct dm_pkg){ .seq = 4242, .data_size = 8 };
+	in_sync = 0;
+	assert_int_equal(cn_dm_ulog_reply(s, &in, -ESRCH, &in_sync, sizeof(in_sync)), 0);
+	m = sent_msg(s, 3, sizeof(struct dm_ulog_request) + 8);
+	assert_header(m, CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, 4242, ESRCH);
+	dm_kernel_take(m, &pkg);
+	assert_int_equal(pkg.error, -ESRCH);
+	assert_int_equal(pkg.data_size, 8);
+	/* bare, it would leave no room: the retry's answer then fails */
+	pkg = (struct dm_pkg){ .seq = 4242, .data_size = 8 };
+	assert_int_equal(cn_dm_ulog_ack(s, &in, -ESRCH), 0);
+	dm_kernel_take(sent_msg(s, 4, 0), &pkg);
+	assert_int_equal(pkg.data_size, 0);
+	pkg.completed = 0;
+	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, &in_sync, sizeof(in_sync)), 0);
+	dm_kernel_take(sent_msg(s, 5, sizeof(struct dm_ulog_request) + 8), &pkg);
+	assert_int_equal(pkg.error, -ENOSPC);
+
 	/* A reply for another (older) request is not taken by this one. */
 	pkg = (struct dm_pkg){ .seq = 4243, .data_size = 8 };
 	dm_kernel_take(m, &pkg);
