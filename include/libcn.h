@@ -378,13 +378,16 @@ CN_EXPORT int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum c
 struct dm_ulog_request;
 
 /*
- * The dm-log-userspace request carried by `msg`, checked as the kernel
- * builds it (len = sizeof(struct dm_ulog_request) + data_size), pointing
- * into msg. The request's version and type are the caller's to check.
- * NULL with errno EINVAL (msg NULL), ENOMSG (another id), EBADMSG (too
- * short, or data_size disagrees with len).
+ * Take the dm-log-userspace request carried by `msg`, checked as the kernel
+ * builds it (len = sizeof(struct dm_ulog_request) + data_size): its fixed
+ * part is copied to *req (the payload is not aligned for the struct's
+ * __u64 in the message), and the return value points to its req->data_size
+ * bytes of data inside msg (no alignment: read them with memcpy). The
+ * request's version and type are the caller's to check. NULL with errno
+ * EINVAL (a NULL pointer), ENOMSG (another id), EBADMSG (too short, or
+ * data_size disagrees with len).
  */
-CN_EXPORT const struct dm_ulog_request *cn_dm_ulog_request(const struct cn_msg *msg);
+CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulog_request *req);
 
 /*
  * Answer dm-log-userspace request `to` with a result: the request's struct

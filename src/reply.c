@@ -97,11 +97,9 @@ int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum cn_reply_co
 	return send_reply(s, to->port, &hdr, NULL, 0, data, len);
 }
 
-const struct dm_ulog_request *cn_dm_ulog_request(const struct cn_msg *msg)
+const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulog_request *req)
 {
-	const struct dm_ulog_request *tfr;
-
-	if (!msg) {
+	if (!msg || !req) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -109,27 +107,32 @@ const struct dm_ulog_request *cn_dm_ulog_request(const struct cn_msg *msg)
 		errno = ENOMSG;
 		return NULL;
 	}
-	/* dm_ulog_sendto_server: len = sizeof(struct dm_ulog_request) + data_size. */
-	tfr = (const struct dm_ulog_request *)msg->data;
-	if (msg->len < sizeof(*tfr) || tfr->data_size != msg->len - sizeof(*tfr)) {
+	/* Copied out: the payload starts 20 bytes into the cn_msg, 4-byte
+	 * aligned at best, and the struct has a __u64. The kernel builds
+	 * len = sizeof(struct dm_ulog_request) + data_size
+	 * (dm-log-userspace-transfer.c, dm_ulog_sendto_server). */
+	if (msg->len < sizeof(*req)) {
 		errno = EBADMSG;
 		return NULL;
 	}
-	return tfr;
+	memcpy(req, msg->data, sizeof(*req));
+	if (req->data_size != msg->len - sizeof(*req)) {
+		errno = EBADMSG;
+		return NULL;
+	}
+	return msg->data + sizeof(*req);
 }
 
 int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, const void *data,
 		     size_t len)
 {
-	const struct dm_ulog_request *req;
 	struct dm_ulog_request tfr;
 	struct cn_msg hdr;
 	int r;
 
 	if (!s || !to || !to->msg || (len && !data))
 		return cn_fail(EINVAL);
-	req = cn_dm_ulog_request(to->msg);
-	if (!req)
+	if (!cn_dm_ulog_request(to->msg, &tfr))
 		return cn_fail(errno);
 	/* A failure without data goes out bare: only then does the kernel
 	 * keep its room for the data of the resend that -EAGAIN asks for
@@ -148,7 +151,6 @@ int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, 
 	 * takes tfr->error as its result, data_size bytes as its data
 	 * (dm-log-userspace-transfer.c, fill_pkg); the header's seq and ack
 	 * are not looked at. */
-	memcpy(&tfr, req, sizeof(tfr));
 	tfr.error = error;
 	tfr.data_size = (__u32)len;
 	return send_reply(s, to->port, &hdr, &tfr, sizeof(tfr), data, len);

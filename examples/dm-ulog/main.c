@@ -93,18 +93,18 @@ static void put_u64(struct answer *a, int64_t first, uint64_t second, size_t n)
 }
 
 /* The region in a request's payload: 8 bytes, inside the log. */
-static int region_arg(const struct dm_ulog_request *req, const struct core_log *l, size_t off,
-		      uint64_t *region)
+static int region_arg(const struct dm_ulog_request *req, const char *data, const struct core_log *l,
+		      size_t off, uint64_t *region)
 {
 	if (req->data_size < off + sizeof(*region))
 		return 0;
-	memcpy(region, req->data + off, sizeof(*region));
+	memcpy(region, data + off, sizeof(*region));
 	return *region < l->region_count;
 }
 
 /* MARK_REGION, CLEAR_REGION, and FLUSH with integrated_flush: __u64[]. */
-static int regions(const struct dm_ulog_request *req, struct core_log *l, struct answer *a,
-		   void (*op)(struct core_log *, uint64_t))
+static int regions(const struct dm_ulog_request *req, const char *data, struct core_log *l,
+		   struct answer *a, void (*op)(struct core_log *, uint64_t))
 {
 	uint64_t region;
 	size_t off;
@@ -112,16 +112,16 @@ static int regions(const struct dm_ulog_request *req, struct core_log *l, struct
 	if (req->data_size % sizeof(region))
 		return fail(a, &refused.malformed, -EINVAL, "payload is not a __u64 array");
 	for (off = 0; off < req->data_size; off += sizeof(region))
-		if (!region_arg(req, l, off, &region))
+		if (!region_arg(req, data, l, off, &region))
 			return fail(a, &refused.argument, -EINVAL, "region beyond the log");
 	for (off = 0; off < req->data_size; off += sizeof(region)) {
-		memcpy(&region, req->data + off, sizeof(region));
+		memcpy(&region, data + off, sizeof(region));
 		op(l, region);
 	}
 	return 0;
 }
 
-static int construct(const struct dm_ulog_request *req, struct answer *a)
+static int construct(const struct dm_ulog_request *req, const char *data, struct answer *a)
 {
 	char args[512];
 	const char *why = NULL;
@@ -130,7 +130,7 @@ static int construct(const struct dm_ulog_request *req, struct answer *a)
 
 	/* The first CTR sends the string without its NUL, the kernel's
 	 * reconnection (userspace_do_request) with it. */
-	memcpy(args, req->data, n);
+	memcpy(args, data, n);
 	args[n] = '\0';
 	r = log_create(req->uuid, req->luid, args, &why);
 	if (r == -ENOMEM)
@@ -140,15 +140,17 @@ static int construct(const struct dm_ulog_request *req, struct answer *a)
 	return 0; /* no log device: data_size 0 */
 }
 
-/* Serve one well-formed request of a supported version. */
-static int serve(const struct dm_ulog_request *req, uint32_t type, struct answer *a)
+/* Serve one well-formed request of a supported version; its data (not
+ * aligned) is req->data_size bytes at `data`. */
+static int serve(const struct dm_ulog_request *req, const char *data, uint32_t type,
+		 struct answer *a)
 {
 	struct core_log *l;
 	uint64_t region;
 	int64_t pkg[2];
 
 	if (type == DM_ULOG_CTR)
-		return construct(req, a);
+		return construct(req, data, a);
 	l = log_find(req->uuid, req->luid);
 	if (!l && type == DM_ULOG_DTR)
 		return 0; /* a resent DTR: already gone */
@@ -176,7 +178,7 @@ static int serve(const struct dm_ulog_request *req, uint32_t type, struct answer
 		return 0;
 	case DM_ULOG_IS_CLEAN:
 	case DM_ULOG_IN_SYNC:
-		if (!region_arg(req, l, 0, &region))
+		if (!region_arg(req, data, l, 0, &region))
 			return fail(a, &refused.argument, -EINVAL, "no region, or beyond the log");
 		put_u64(a,
 			type == DM_ULOG_IS_CLEAN ? log_is_clean(l, region) : log_in_sync(l, region),
@@ -184,17 +186,17 @@ static int serve(const struct dm_ulog_request *req, uint32_t type, struct answer
 		return 0;
 	case DM_ULOG_FLUSH: /* memory is the log: only integrated marks to apply */
 	case DM_ULOG_MARK_REGION:
-		return regions(req, l, a, log_mark);
+		return regions(req, data, l, a, log_mark);
 	case DM_ULOG_CLEAR_REGION:
-		return regions(req, l, a, log_clear);
+		return regions(req, data, l, a, log_clear);
 	case DM_ULOG_GET_RESYNC_WORK:
 		pkg[0] = log_resync_work(l, &region);
 		put_u64(a, pkg[0], pkg[0] ? region : 0, 2);
 		return 0;
 	case DM_ULOG_SET_REGION_SYNC:
-		if (req->data_size != 2 * sizeof(int64_t) || !region_arg(req, l, 0, &region))
+		if (req->data_size != 2 * sizeof(int64_t) || !region_arg(req, data, l, 0, &region))
 			return fail(a, &refused.argument, -EINVAL, "expected {region, in_sync}");
-		memcpy(pkg, req->data, sizeof(pkg));
+		memcpy(pkg, data, sizeof(pkg));
 		log_set_sync(l, region, pkg[1] != 0);
 		return 0;
 	case DM_ULOG_GET_SYNC_COUNT:
@@ -226,7 +228,9 @@ static int take_eagain(uint32_t type)
 /* Check, serve and answer one message from group CN_IDX_DM. */
 static void handle(struct cn_sock *s, const struct cn_message *m)
 {
-	const struct dm_ulog_request *req = cn_dm_ulog_request(m->msg);
+	struct dm_ulog_request request;
+	const char *data = cn_dm_ulog_request(m->msg, &request);
+	const struct dm_ulog_request *req = data ? &request : NULL;
 	struct answer a = { 0 };
 	uint32_t type = req ? DM_ULOG_REQUEST_TYPE(req->request_type) : 0;
 	const char *name = type < NTYPES && type_name[type] ? type_name[type] : "?";
@@ -241,7 +245,7 @@ static void handle(struct cn_sock *s, const struct cn_message *m)
 	else if (take_eagain(type))
 		fail(&a, &refused.eagain, -EAGAIN, "--eagain: asking the kernel to resend");
 	else
-		serve(req, type, &a);
+		serve(req, data, type, &a);
 
 	/* The kernel matches this answer on seq (cn_msg.seq for the bare
 	 * form, dm_ulog_request.seq for the other): libcn sends both right. */

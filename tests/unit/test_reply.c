@@ -93,8 +93,13 @@ struct dm_pkg {
 
 static void dm_kernel_take(const struct cn_msg *msg, struct dm_pkg *pkg)
 {
-	const struct dm_ulog_request *tfr = (const void *)msg->data;
+	/* The kernel reads the payload in place; here it is copied out, as
+	 * it is 4-byte aligned only (UBSan). */
+	struct dm_ulog_request t, *tfr = &t;
+	const uint8_t *tfr_data = msg->data + sizeof(t);
 	uint32_t rtn_seq;
+
+	memcpy(&t, msg->data, msg->len < sizeof(t) ? msg->len : sizeof(t));
 
 	if (msg->len == 0)
 		rtn_seq = msg->seq;
@@ -113,7 +118,7 @@ static void dm_kernel_take(const struct cn_msg *msg, struct dm_pkg *pkg)
 		pkg->error = -ENOSPC;
 	} else {
 		pkg->error = tfr->error;
-		memcpy(pkg->data, tfr->data, tfr->data_size);
+		memcpy(pkg->data, tfr_data, tfr->data_size);
 		pkg->data_size = tfr->data_size;
 	}
 	pkg->completed = 1;
@@ -123,29 +128,34 @@ static void dm_data_reply(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
 	struct cn_message in;
-	const struct dm_ulog_request *req, *echo;
+	struct dm_ulog_request req, echo;
+	const void *req_data;
 	const struct cn_msg *m;
 	uint64_t region = 5;
 	int64_t in_sync = 1;
 	struct dm_pkg pkg = { .seq = 4242, .data_size = sizeof(int64_t) };
 
 	dm_request(s, &in, 4242, DM_ULOG_IN_SYNC, &region, sizeof(region));
-	req = cn_dm_ulog_request(in.msg);
-	assert_non_null(req);
-	assert_int_equal(req->seq, 4242);
-	assert_int_equal(req->data_size, 8);
+	req_data = cn_dm_ulog_request(in.msg, &req);
+	assert_non_null(req_data);
+	assert_ptr_equal(req_data, in.msg->data + sizeof(req));
+	assert_memory_equal(req_data, &region, 8);
+	assert_int_equal(req.seq, 4242);
+	assert_int_equal(req.data_size, 8);
+	assert_int_equal(req.version, DM_ULOG_REQUEST_VERSION);
+	assert_string_equal(req.uuid, "LVM-mirror-uuid-0123456789");
 
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, &in_sync, sizeof(in_sync)), 0);
 	m = sent_msg(s, 0, sizeof(struct dm_ulog_request) + 8);
 	assert_header(m, CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, 4242, 0);
 	/* the request echoed, but for error and data_size; then the data */
-	echo = (const void *)m->data;
-	assert_memory_equal(echo, req, offsetof(struct dm_ulog_request, error));
-	assert_int_equal(echo->error, 0);
-	assert_int_equal(echo->seq, 4242);
-	assert_int_equal(echo->request_type, DM_ULOG_IN_SYNC);
-	assert_int_equal(echo->data_size, 8);
-	assert_memory_equal(echo->data, &in_sync, 8);
+	memcpy(&echo, m->data, sizeof(echo));
+	assert_memory_equal(&echo, &req, offsetof(struct dm_ulog_request, error));
+	assert_int_equal(echo.error, 0);
+	assert_int_equal(echo.seq, 4242);
+	assert_int_equal(echo.request_type, DM_ULOG_IN_SYNC);
+	assert_int_equal(echo.data_size, 8);
+	assert_memory_equal(m->data + sizeof(echo), &in_sync, 8);
 
 	dm_kernel_take(m, &pkg);
 	assert_true(pkg.completed);
@@ -158,7 +168,8 @@ static void dm_data_reply(void **state)
 	assert_int_equal(cn_dm_ulog_reply(s, &in, -EINVAL, "why", 4), 0);
 	m = sent_msg(s, 1, sizeof(struct dm_ulog_request) + 4);
 	assert_header(m, CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, 4242, EINVAL);
-	assert_int_equal(((const struct dm_ulog_request *)m->data)->error, -EINVAL);
+	memcpy(&echo, m->data, sizeof(echo));
+	assert_int_equal(echo.error, -EINVAL);
 	dm_kernel_take(m, &pkg);
 	assert_true(pkg.completed);
 	assert_int_equal(pkg.error, -EINVAL);
@@ -256,7 +267,8 @@ static void dm_refusals(void **state)
 		struct cn_msg m;
 		uint8_t b[CN_MSG_SIZE(sizeof(struct dm_ulog_request) + 8)];
 	} u;
-	struct dm_ulog_request tfr;
+	struct dm_ulog_request tfr, out;
+	uint8_t raw[sizeof(tfr) + 8] = { 0 };
 
 	dm_request(s, &in, 9, DM_ULOG_FLUSH, NULL, 0);
 	errno = 0;
@@ -266,23 +278,26 @@ static void dm_refusals(void **state)
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, NULL, 4), -EINVAL);
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, "x", CONNECTOR_MAX_MSG_SIZE), -EMSGSIZE);
 	assert_int_equal(cn_dm_ulog_reply(NULL, &in, 0, NULL, 0), -EINVAL);
-	assert_null(cn_dm_ulog_request(NULL));
+	assert_null(cn_dm_ulog_request(NULL, &out));
+	assert_int_equal(errno, EINVAL);
+	assert_null(cn_dm_ulog_request(in.msg, NULL));
 	assert_int_equal(errno, EINVAL);
 
 	/* data_size that disagrees with len, a message too short, another id */
 	memset(&tfr, 0, sizeof(tfr));
 	tfr.data_size = 9;
-	cn_msg_init(&u, sizeof(u), CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, &tfr, sizeof(tfr) + 8);
-	assert_null(cn_dm_ulog_request(&u.m));
+	memcpy(raw, &tfr, sizeof(tfr));
+	cn_msg_init(&u, sizeof(u), CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, raw, sizeof(raw));
+	assert_null(cn_dm_ulog_request(&u.m, &out));
 	assert_int_equal(errno, EBADMSG);
 	in.msg = &u.m;
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, NULL, 0), -EBADMSG);
 	cn_msg_init(&u, sizeof(u), CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, &tfr, sizeof(tfr) - 1);
-	assert_null(cn_dm_ulog_request(&u.m));
+	assert_null(cn_dm_ulog_request(&u.m, &out));
 	assert_int_equal(errno, EBADMSG);
 	tfr.data_size = 0;
 	cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &tfr, sizeof(tfr));
-	assert_null(cn_dm_ulog_request(&u.m));
+	assert_null(cn_dm_ulog_request(&u.m, &out));
 	assert_int_equal(errno, ENOMSG);
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, NULL, 0), -ENOMSG);
 	assert_int_equal(fake_sent_count(), 0);
