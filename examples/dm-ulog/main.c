@@ -233,9 +233,11 @@ static void handle(struct cn_sock *s, const struct cn_message *m)
 	const struct dm_ulog_request *req = data ? &request : NULL;
 	struct answer a = { 0 };
 	uint32_t type = req ? DM_ULOG_REQUEST_TYPE(req->request_type) : 0;
-	const char *name = type < NTYPES && type_name[type] ? type_name[type] : "?";
+	char unknown[24];
+	const char *name = type < NTYPES && type_name[type] ? type_name[type] : unknown;
 	int r;
 
+	snprintf(unknown, sizeof(unknown), req ? "type %u" : "request", type);
 	if (!req)
 		fail(&a, &refused.malformed, -EBADMSG, "not a dm_ulog_request");
 	else if (req->version < 1 || req->version > DM_ULOG_REQUEST_VERSION)
