@@ -49,8 +49,9 @@ if [ -z "${CN_IN_NAMESPACE:-}" ]; then
 	done
 	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
 		skip "no overlayfs for the throw-away root"
-	deb=$(ls "$debs_dir"/cnbus-dkms_*_all.deb 2>/dev/null | head -n 1)
-	[ -n "$deb" ] || fail "no cnbus-dkms_*_all.deb in $debs_dir (made by the package_debs test)"
+	found=("$debs_dir"/cnbus-dkms_*_all.deb)
+	deb=${found[0]}
+	[ -f "$deb" ] || fail "no cnbus-dkms_*_all.deb in $debs_dir (made by the package_debs test)"
 	k61=$(newest '6.1.0-*-amd64')
 	k612=$(newest '6.12.*-amd64')
 	[ -n "$k61" ] || skip "no headers /lib/modules/6.1.0-*-amd64/build (linux-headers-amd64)"
