@@ -103,6 +103,14 @@ for d in "$r"/lib/modules/*-rt-*; do
 	[ ! -e "$d" ] || rm -rf "$d"
 done
 
+# dkms's common.postinst builds for every kernel in /lib/modules when the
+# running one is not installed (this machine, a container, CI), else for
+# the running and the newest kernel only: then ask for all, so both are
+# built wherever the test runs.
+if [ -d "/lib/modules/$(uname -r)" ]; then
+	echo "note: running kernel $(uname -r) is installed: autoinstall_all_kernels=1 in the throw-away root"
+	echo autoinstall_all_kernels=1 >>"$r/etc/dkms/framework.conf"
+fi
 cp "$CN_DEB" "$r/tmp/cnbus-dkms.deb"
 if ! in_root dpkg -i /tmp/cnbus-dkms.deb >"$t/install.log" 2>&1; then
 	cat "$t/install.log"
