@@ -9,6 +9,7 @@
 # Usage: run-vm-tests.sh [--kernel NAME] [--light] [--guest-dir DIR]
 #                        [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
 #                        [--tests "name ..."] [--cnctl PATH] [--keep]
+#                        [--cnbus-ko-dir DIR]
 #   --kernel     6.1 (default), 6.1-rt, 6.12, 6.12-rt (Debian's, newest
 #                installed ABI) or debug (tests/vm/debug-kernel/build.sh:
 #                KASAN, lockdep, kmemleak, debugobjects; built once, cached).
@@ -25,6 +26,11 @@
 #   --tests      run only these guest tests (see cnbus_vmtest.c).
 #   --cnctl      a statically linked cnctl: the guest runs "cnctl kmod" (and
 #                checks its exit status) before unloading cnbus.
+#   --cnbus-ko-dir  boot DIR/<kernel release>/cnbus.ko, the module the
+#                cnbus-dkms package built (tests/package, package_dkms),
+#                instead of the one built here; it must be of the same
+#                source (srcversion). Missing: the one built here, with a
+#                note (with CI=true: a failure).
 # Environment: KVER or KERNEL + KDIR (another kernel than --kernel's),
 #   VM_TIMEOUT (seconds, default 900; 2700 for debug), VM_SMP (2),
 #   VM_MEM (1G), CNBUS_BURST (inserts per CPU in the burst test, 50000).
@@ -44,6 +50,7 @@ VM_WORK=
 TESTS=
 CNCTL=
 KEEP=0
+CNBUS_KO_DIR=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -56,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--tests) TESTS=$2; shift 2 ;;
 	--cnctl) CNCTL=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
+	--cnbus-ko-dir) CNBUS_KO_DIR=$2; shift 2 ;;
 	*) sed -n '/^# Usage/,/^# *--cnctl/p' "$0" >&2; exit 2 ;;
 	esac
 done
@@ -102,6 +110,21 @@ for b in $GUEST_BINS; do
 	[ "$n" = cnctl_static ] && n=cnctl
 	cp "$b" "$VM_ROOT/bin/$n"
 done
+
+# The cnbus.ko cnbus-dkms's DKMS build made, in place of the one built above.
+if [ -n "$CNBUS_KO_DIR" ]; then
+	ko=$CNBUS_KO_DIR/$(basename "$(dirname "$VM_KDIR")")/cnbus.ko
+	if [ -f "$ko" ]; then
+		[ "$(modinfo -F srcversion "$ko")" = "$(modinfo -F srcversion "$VM_ROOT/lib/cnbus/cnbus.ko")" ] ||
+			vm_fail "$ko is not of this source (srcversion): run the package tier again"
+		cp "$ko" "$VM_ROOT/lib/cnbus/cnbus.ko"
+		echo "== cnbus.ko: the cnbus-dkms package's, $ko"
+	elif [ "${CI:-}" = true ]; then
+		vm_fail "no $ko: the package tier (package_dkms) makes it"
+	else
+		echo "NOTE: no $ko (the package tier makes it): booting the cnbus.ko built here"
+	fi
+fi
 
 # 4. Boot.
 APPEND="loglevel=4 slub_debug=FZP"
