@@ -88,13 +88,13 @@ enum cnbus_genl_cb_attr {
 enum cnbus_genl_cpu_attr {
 	CNBUS_CPU_A_UNSPEC,
 	CNBUS_CPU_A_PAD,
-	CNBUS_CPU_A_ID,		 /* u32: cpu number */
-	CNBUS_CPU_A_INSERTED,	 /* u64: messages accepted by cnbus_insert() */
-	CNBUS_CPU_A_SENT,	 /* u64: sent by the per-CPU worker */
-	CNBUS_CPU_A_DROPPED,	 /* u64: accepted but not sent */
-	CNBUS_CPU_A_QUEUED,	 /* u32: in the queue right now */
-	CNBUS_CPU_A_REFUSED,	 /* u64: inserts refused (-ENOBUFS: queue full) */
-	CNBUS_CPU_A_OVERFLOWED,	 /* u64: accepted into the budget beyond the ring */
+	CNBUS_CPU_A_ID,		/* u32: cpu number */
+	CNBUS_CPU_A_INSERTED,	/* u64: messages accepted by cnbus_insert() */
+	CNBUS_CPU_A_SENT,	/* u64: sent by the per-CPU worker */
+	CNBUS_CPU_A_DROPPED,	/* u64: accepted but not sent */
+	CNBUS_CPU_A_QUEUED,	/* u32: in the queue right now */
+	CNBUS_CPU_A_REFUSED,	/* u64: inserts refused (-ENOBUFS: queue full) */
+	CNBUS_CPU_A_OVERFLOWED, /* u64: accepted into the budget beyond the ring */
 	__CNBUS_CPU_A_MAX,
 };
 #define CNBUS_CPU_A_MAX (__CNBUS_CPU_A_MAX - 1)
