@@ -8,7 +8,8 @@
 #
 # Usage: run-vm-tests.sh [--kernel NAME] [--light] [--guest-dir DIR]
 #                        [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
-#                        [--tests "name ..."] [--cnctl PATH] [--keep]
+#                        [--tests "name ..."] [--cnctl PATH] [--scale N]
+#                        [--keep]
 #   --kernel     6.1 (default), 6.1-rt, 6.12, 6.12-rt (Debian's, newest
 #                installed ABI) or debug (tests/vm/debug-kernel/build.sh:
 #                KASAN, lockdep, kmemleak, debugobjects; built once, cached).
@@ -25,6 +26,10 @@
 #   --tests      run only these guest tests (see cnbus_vmtest.c).
 #   --cnctl      a statically linked cnctl: the guest runs "cnctl kmod" (and
 #                checks its exit status) before unloading cnbus.
+#   --scale      instead of the suite, the scale run (guest/init-scale.sh,
+#                needs --cnctl): N more callbacks (cnbus_test callbacks=N)
+#                on a guest with SCALE_CPUS possible CPUs (default 240: qemu
+#                -smp 2,maxcpus=, possible_cpus=), all listed by cnctl kmod.
 # Environment: KVER or KERNEL + KDIR (another kernel than --kernel's),
 #   VM_TIMEOUT (seconds, default 900; 2700 for debug), VM_SMP (2),
 #   VM_MEM (1G), CNBUS_BURST (inserts per CPU in the burst test, 50000).
@@ -43,6 +48,7 @@ LIBCN_A=
 VM_WORK=
 TESTS=
 CNCTL=
+SCALE=
 KEEP=0
 
 while [ $# -gt 0 ]; do
@@ -55,8 +61,9 @@ while [ $# -gt 0 ]; do
 	--work) VM_WORK=$2; shift 2 ;;
 	--tests) TESTS=$2; shift 2 ;;
 	--cnctl) CNCTL=$2; shift 2 ;;
+	--scale) SCALE=$2; shift 2 ;;
 	--keep) KEEP=1; shift ;;
-	*) sed -n '/^# Usage/,/^# *--cnctl/p' "$0" >&2; exit 2 ;;
+	*) sed -n '/^# Usage/,/^# *--keep/p' "$0" >&2; exit 2 ;;
 	esac
 done
 
@@ -95,7 +102,12 @@ fi
 [ -z "$CNCTL" ] || GUEST_BINS="$GUEST_BINS $CNCTL"
 
 # 3. initramfs.
-vm_root "$VM_SRC/tests/vm/guest/init.sh"
+if [ -n "$SCALE" ]; then
+	[ -n "$CNCTL" ] || vm_fail "--scale needs --cnctl (the guest runs cnctl kmod)"
+	vm_root "$VM_SRC/tests/vm/guest/init-scale.sh"
+else
+	vm_root "$VM_SRC/tests/vm/guest/init.sh"
+fi
 for b in $GUEST_BINS; do
 	file -L "$b" | grep -q "statically linked" || vm_fail "$b is not static"
 	n=$(basename "$b")
@@ -108,6 +120,14 @@ APPEND="loglevel=4 slub_debug=FZP"
 [ "$LIGHT" = 1 ] && APPEND="$APPEND cnbus.burst=5000 cnbus.echo=500 cnbus.fault=2000"
 [ -n "${CNBUS_BURST:-}" ] && APPEND="$APPEND cnbus.burst=$CNBUS_BURST"
 [ -n "$TESTS" ] && APPEND="$APPEND cnbus.tests=$(echo "$TESTS" | tr ' ' ,)"
+if [ -n "$SCALE" ]; then
+	# qemu's pc machine takes up to 255 CPUs. Kernels from 6.9 on make
+	# only the CPUs the firmware lists possible (maxcpus= lists them as
+	# hot-pluggable); 6.1 takes possible_cpus= alone.
+	SCALE_CPUS=${SCALE_CPUS:-240}
+	VM_SMP="${VM_SMP:-2},maxcpus=$SCALE_CPUS"
+	APPEND="$APPEND possible_cpus=$SCALE_CPUS cnbus.scale=$SCALE"
+fi
 TIMEOUT=900
 [ "$KNAME" = debug ] && TIMEOUT=2700
 T1=$(date +%s)
@@ -124,7 +144,11 @@ NOTOK=$(grep -c '^not ok' "$LOG" || true)
 OK=$(grep -c '^ok' "$LOG" || true)
 SUMMARIES=$(grep -c '^VMTEST-SUMMARY' "$LOG" || true)
 [ "$NOTOK" = 0 ] || { echo "FAIL: $NOTOK failed test(s)"; FAIL=1; }
-[ "$SUMMARIES" -ge 2 ] || { echo "FAIL: expected 2 guest test runs, saw $SUMMARIES"; FAIL=1; }
+if [ -n "$SCALE" ]; then
+	[ "$OK" -ge 10 ] || { echo "FAIL: expected 10 scale checks, saw $OK"; FAIL=1; }
+else
+	[ "$SUMMARIES" -ge 2 ] || { echo "FAIL: expected 2 guest test runs, saw $SUMMARIES"; FAIL=1; }
+fi
 grep -q '^Bail out' "$LOG" && { echo "FAIL: guest bailed out"; FAIL=1; }
 sed -n '/^VMTEST-DMESG-BEGIN/,/^VMTEST-DMESG-END/p' "$LOG" >"$VM_WORK/dmesg.txt"
 # The whole console (crashes before the dmesg dump) and the dmesg dump
