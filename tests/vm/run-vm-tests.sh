@@ -29,7 +29,8 @@
 #   --scale      instead of the suite, the scale run (guest/init-scale.sh,
 #                needs --cnctl): N more callbacks (cnbus_test callbacks=N)
 #                on a guest with SCALE_CPUS possible CPUs (default 240: qemu
-#                -smp 2,maxcpus=, possible_cpus=), all listed by cnctl kmod.
+#                -smp 240, the kernel's maxcpus=2 possible_cpus=240), 2 of
+#                them online, all listed by cnctl kmod.
 # Environment: KVER or KERNEL + KDIR (another kernel than --kernel's),
 #   VM_TIMEOUT (seconds, default 900; 2700 for debug), VM_SMP (2),
 #   VM_MEM (1G), CNBUS_BURST (inserts per CPU in the burst test, 50000).
@@ -121,12 +122,15 @@ APPEND="loglevel=4 slub_debug=FZP"
 [ -n "${CNBUS_BURST:-}" ] && APPEND="$APPEND cnbus.burst=$CNBUS_BURST"
 [ -n "$TESTS" ] && APPEND="$APPEND cnbus.tests=$(echo "$TESTS" | tr ' ' ,)"
 if [ -n "$SCALE" ]; then
-	# qemu's pc machine takes up to 255 CPUs. Kernels from 6.9 on make
-	# only the CPUs the firmware lists possible (maxcpus= lists them as
-	# hot-pluggable); 6.1 takes possible_cpus= alone.
+	# SCALE_CPUS present CPUs (qemu's pc machine takes up to 255), of
+	# which the kernel brings 2 up (maxcpus=2): the rest stay possible and
+	# offline, so TCG runs 2 vCPUs. Kernels from 6.9 on make possible only
+	# the CPUs the firmware lists, and count qemu's hot-pluggable ones
+	# (-smp 2,maxcpus=) only under a hypervisor they detect, which TCG is
+	# not; 6.1 would take possible_cpus= alone.
 	SCALE_CPUS=${SCALE_CPUS:-240}
-	VM_SMP="${VM_SMP:-2},maxcpus=$SCALE_CPUS"
-	APPEND="$APPEND possible_cpus=$SCALE_CPUS cnbus.scale=$SCALE"
+	VM_SMP=$SCALE_CPUS
+	APPEND="$APPEND maxcpus=2 possible_cpus=$SCALE_CPUS cnbus.scale=$SCALE"
 fi
 TIMEOUT=900
 [ "$KNAME" = debug ] && TIMEOUT=2700
