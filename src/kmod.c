@@ -165,12 +165,12 @@ static int walk_dump(const void *buf, size_t len, struct cn_bus_info *info, uint
 	struct cn_bus_callback scratch_cb; /* what the counting walk parses into */
 	struct cn_bus_cpu scratch_cpu;
 	const struct nlmsghdr *nlh = buf;
-	size_t rem = len;
+	size_t rem = len, step;
 	int buses = 0;
 
 	*ncallbacks = 0;
 	*ncpus = 0;
-	for (; rem >= NLMSG_HDRLEN; nlh = NLMSG_NEXT(nlh, rem)) {
+	while (rem >= NLMSG_HDRLEN) {
 		struct dump_msg m;
 
 		if (nlh->nlmsg_len < NLMSG_HDRLEN || nlh->nlmsg_len > rem)
@@ -211,6 +211,13 @@ static int walk_dump(const void *buf, size_t len, struct cn_bus_info *info, uint
 		case DUMP_OTHER:
 			break;
 		}
+		/* Not NLMSG_NEXT: its rem -= NLMSG_ALIGN(len) wraps around after a
+		 * last message whose length is not aligned. */
+		step = NLMSG_ALIGN(nlh->nlmsg_len);
+		if (step >= rem)
+			break;
+		rem -= step;
+		nlh = (const struct nlmsghdr *)((const char *)nlh + step);
 	}
 	return buses ? 0 : -EBADMSG;
 }

@@ -282,6 +282,23 @@ static void errors(void **state)
 	assert_int_equal(parse(), -EAGAIN);
 	assert_int_equal(errno, EAGAIN);
 
+	/* A last message whose nlmsg_len is not aligned, the buffer ending with
+	 * it: read up to its end, not beyond (NLMSG_NEXT's rem wraps around
+	 * there; the fuzzer found it). Its last attribute is 5 bytes long. */
+	dump_len = 0;
+	add(bus_msg());
+	msg = callback_msg(7, "last");
+	assert_int_equal(nla_put(msg, 100, 1, "x"), 0); /* unknown: ignored */
+	nlh = nlmsg_hdr(msg);
+	nlh->nlmsg_len = NLMSG_ALIGN(nlh->nlmsg_len) - 3;
+	assert_true(nlh->nlmsg_len % 4 != 0);
+	memcpy(dump + dump_len, nlh, nlh->nlmsg_len);
+	dump_len += nlh->nlmsg_len;
+	nlmsg_free(msg);
+	assert_int_equal(parse(), 0);
+	assert_int_equal(info->ncallbacks, 1);
+	assert_string_equal(info->callbacks[0].name, "last");
+
 	/* nlmsg_len beyond the buffer, or too short */
 	full_dump(1, 1);
 	nlh = (struct nlmsghdr *)dump;
