@@ -36,6 +36,7 @@
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
 #define PROC_COALESCE_MAX_US   50000	  /* the longest nap between reads (not on a terminal) */
+#define PROC_COALESCE_MIN_RATE 1000	  /* events per second below which no nap is taken */
 #define PROC_EVENT_TRUESIZE    1024	  /* receive buffer bytes an event takes, rounded up */
 
 /* What the tracker needs to know every task's name and start. */
@@ -474,12 +475,16 @@ static int64_t mono_us(void)
  * lets at most a quarter of the receive buffer fill at the rate of the
  * last read (n events in dt_us), and never exceeds PROC_COALESCE_MAX_US:
  * a burst four times faster than that can still overrun, and is then
- * counted and reported like any overrun. */
+ * counted and reported like any overrun. Below PROC_COALESCE_MIN_RATE
+ * there is no nap: wakeups are few anyway, and a process that lives
+ * shorter than a nap would show as [name?] (its /proc entry gone). */
 static int64_t coalesce_us(const struct proc_state *st, int n, int64_t dt_us)
 {
 	int64_t room = st->rcvbuf_bytes / 4 / PROC_EVENT_TRUESIZE; /* events */
 
 	if (n <= 0 || dt_us <= 0 || room <= 0)
+		return 0;
+	if ((int64_t)n * 1000000 < PROC_COALESCE_MIN_RATE * dt_us)
 		return 0;
 	if (room * dt_us / n > PROC_COALESCE_MAX_US)
 		return PROC_COALESCE_MAX_US;
