@@ -28,8 +28,10 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot 
 	{ [ -d "$r$ARCH_BUILD" ] || mkdir -p "$r$ARCH_BUILD"; } &&
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 cnbuild "$r$ARCH_BUILD" ||
 	echo "ARCH: mounts failed"
-[ -d "$r/dev/pts" ] && mount -t devpts pts "$r/dev/pts"
-[ -d "$r/dev/shm" ] && mount -t tmpfs shm "$r/dev/shm"
+# devtmpfs has no pts or shm directory: made here (host tests open ptys).
+mkdir -p "$r/dev/pts" "$r/dev/shm"
+mount -t devpts -o ptmxmode=0666 pts "$r/dev/pts"
+mount -t tmpfs shm "$r/dev/shm"
 # cmake/cross-exec runs the tests natively when the loader runs: it must
 # here, or they would run under qemu-i386 (no compat system calls).
 if chroot "$r" /lib/ld-linux.so.2 --version >/dev/null 2>&1; then
