@@ -29,9 +29,9 @@ struct listen_opts {
 static void listen_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: cnctl listen GROUP... [--id ID]... [--count N] [--timeout MS]\n"
-		"                    [--hex] [--rcvbuf BYTES] [--unit N | --kmod] [--json]\n"
-		"                    [--quiet]\n"
+		"Usage: cnctl listen GROUP... [--id ID]... [--count N]\n"
+		"                    [--timeout DURATION] [--hex] [--rcvbuf BYTES]\n"
+		"                    [--unit N | --kmod] [--json] [--quiet]\n"
 		"\n"
 		"Join the multicast groups GROUP... (group numbers: a connector user's\n"
 		"group is its idx, e.g. 1 for the proc connector) and print every message\n"
@@ -42,8 +42,10 @@ static void listen_usage(FILE *f)
 		"Options:\n"
 		"  -i, --id ID         only messages with this id (IDX.VAL; repeatable)\n"
 		"  -n, --count N       exit after printing N messages\n"
-		"  -t, --timeout MS    exit after MS milliseconds (with --count: exit 5\n"
-		"                      if fewer than N messages were printed by then)\n"
+		"  -t, --timeout DURATION\n"
+		"                      exit after DURATION (500ms, 5s, 2m, 1h, 1d; a bare\n"
+		"                      number is seconds; 1ms to 24d). With --count: exit\n"
+		"                      5 if fewer than N messages were printed by then\n"
 		"  -x, --hex           payload always as hex\n"
 		"  -r, --rcvbuf BYTES  socket receive buffer (suffix K, M, G allowed)\n"
 		"  -u, --unit N        netlink unit (default: NETLINK_CONNECTOR, 11)\n"
@@ -53,6 +55,7 @@ static void listen_usage(FILE *f)
 		"                      the payload is text)\n"
 		"  -q, --quiet         no 'listening' line and no summary on stderr\n"
 		"  -h, --help          this help\n"
+		"      --version       cnctl's version\n"
 		"\n"
 		"The proc connector (group 1) only sends events while some socket has\n"
 		"subscribed with PROC_CN_MCAST_LISTEN (e.g. a running 'cnctl proc').\n"
@@ -145,7 +148,7 @@ static int join_groups(struct cn_sock *s, const struct listen_opts *o)
 			char what[48];
 
 			snprintf(what, sizeof(what), "listen: joining group %u", o->groups[i]);
-			return cnctl_connector_err(what, -r);
+			return cnctl_unit_err(what, cn_unit(s), -r);
 		}
 	}
 	return 0;
