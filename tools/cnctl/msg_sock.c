@@ -18,9 +18,10 @@ int cnctl_kmod_err(int r)
 	switch (-r) {
 	case ENOENT:
 		/* cnbus.ko is not shipped with the kernel: say where it comes from. */
-		cnctl_err("kmod is not loaded (no generic netlink family 'cnbus'): cnbus.ko is "
-			  "not part of the kernel; build it from libcn's source tree with 'make -C "
-			  "kmod' and insmod kmod/cnbus.ko, or install it with DKMS (kmod/README.md)");
+		cnctl_err(
+		    "kmod is not loaded (no generic netlink family 'cnbus'): cnbus.ko is "
+		    "not part of the kernel; build it from libcn's source tree with 'make -C "
+		    "kmod' and insmod kmod/cnbus.ko, or install it with DKMS (kmod/README.md)");
 		return CNCTL_EXIT_NOCONN;
 	case EPERM:
 	case EACCES:

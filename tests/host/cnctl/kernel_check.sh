@@ -144,6 +144,9 @@ kmod_absent)
 		[ $rc = 4 ] || fail "cnctl $args exited $rc, expected 4"
 		[ "$(wc -l <"$T/err")" = 1 ] && grep -q "kmod is not loaded" "$T/err" ||
 			fail "cnctl $args: expected one line saying kmod is not loaded"
+		# ... and where a cnbus.ko comes from: it is not in any kernel.
+		grep -q "make -C kmod.*kmod/cnbus.ko.*DKMS (kmod/README.md)" "$T/err" ||
+			fail "cnctl $args: the hint does not say how to get cnbus.ko"
 	done
 	echo "ok: $(cat "$T/err")"
 	;;
