@@ -426,20 +426,21 @@ CN_EXPORT int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *po
 /* Proc connector (CN_IDX_PROC): process events                              */
 /* ------------------------------------------------------------------------ */
 
-/* Event types, equal to the kernel's PROC_EVENT_* values (usable as a mask). */
-enum cn_proc_what {
-	CN_PROC_NONE = 0x00000000, /* an ack to LISTEN/IGNORE */
-	CN_PROC_FORK = 0x00000001,
-	CN_PROC_EXEC = 0x00000002,
-	CN_PROC_UID = 0x00000004,
-	CN_PROC_GID = 0x00000040,
-	CN_PROC_SID = 0x00000080,
-	CN_PROC_PTRACE = 0x00000100,
-	CN_PROC_COMM = 0x00000200,
-	CN_PROC_NONZERO_EXIT = 0x20000000, /* filter only: exits with status != 0 */
-	CN_PROC_COREDUMP = 0x40000000,
-	CN_PROC_EXIT = 0x80000000,
-};
+/* Event types, equal to the kernel's PROC_EVENT_* values (usable as a mask).
+ * Unsigned 32-bit constants, not an enum: PROC_EVENT_EXIT is 0x80000000,
+ * which ISO C (C99, C11) does not allow as an enum value (-pedantic says so
+ * about the kernel's own enum). cn_proc_event.what is a uint32_t. */
+#define CN_PROC_NONE	     0x00000000u /* an ack to LISTEN/IGNORE */
+#define CN_PROC_FORK	     0x00000001u
+#define CN_PROC_EXEC	     0x00000002u
+#define CN_PROC_UID	     0x00000004u
+#define CN_PROC_GID	     0x00000040u
+#define CN_PROC_SID	     0x00000080u
+#define CN_PROC_PTRACE	     0x00000100u
+#define CN_PROC_COMM	     0x00000200u
+#define CN_PROC_NONZERO_EXIT 0x20000000u /* filter only: exits with status != 0 */
+#define CN_PROC_COREDUMP     0x40000000u
+#define CN_PROC_EXIT	     0x80000000u
 
 /* Every event type: the kernel's PROC_EVENT_ALL, which includes the
  * CN_PROC_NONZERO_EXIT flag (the kernel compares filters to it exactly). */
@@ -451,7 +452,7 @@ enum cn_proc_what {
  * and reserved bytes are not written). See cn_proc_listen(3) for each
  * field. */
 struct cn_proc_event {
-	enum cn_proc_what what;
+	uint32_t what;	       /* one CN_PROC_* event type */
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
 	uint32_t ack;	       /* cn_msg.ack (for matching LISTEN acks; 0 in events) */
@@ -482,7 +483,7 @@ CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 
 /* Short lower-case name of an event type ("fork", "exit", ...; "none" for
  * acks, "unknown" for anything else). Never NULL. */
-CN_EXPORT const char *cn_proc_what_name(enum cn_proc_what what);
+CN_EXPORT const char *cn_proc_what_name(uint32_t what);
 
 /*
  * Parse a comma-separated list of event names as printed by

@@ -116,7 +116,7 @@ static struct cn_proc_event ev_fork(pid_t ppid, pid_t ptgid, pid_t pid, pid_t tg
 	return e;
 }
 
-static struct cn_proc_event ev_simple(enum cn_proc_what what, pid_t pid, pid_t tgid, uint64_t ts)
+static struct cn_proc_event ev_simple(uint32_t what, pid_t pid, pid_t tgid, uint64_t ts)
 {
 	struct cn_proc_event e = { .what = what, .pid = pid, .tgid = tgid, .timestamp_ns = ts };
 
