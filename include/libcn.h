@@ -132,8 +132,11 @@ CN_EXPORT int cn_set_nonblocking(struct cn_sock *s, int on);
 /*
  * Set the receive buffer to `bytes`. With CAP_NET_ADMIN the size is forced
  * (SO_RCVBUFFORCE, above net.core.rmem_max); without it the kernel caps it.
- * Returns the size the kernel reports afterwards (which counts its own
- * bookkeeping and is usually twice the request), or -errno.
+ * Returns the size granted in the request's terms, or -errno: `bytes` when
+ * granted in full, less when net.core.rmem_max capped it, more when the
+ * kernel raised it to its minimum (a request of 1 gives 1152 on 6.x). The
+ * kernel doubles the size for its bookkeeping (socket(7)) and getsockopt
+ * SO_RCVBUF reports the doubled value; this returns half of that.
  */
 CN_EXPORT int cn_set_rcvbuf(struct cn_sock *s, int bytes);
 
@@ -300,7 +303,10 @@ CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
  * for its reply under `policy`. A request to the proc connector
  * ({CN_IDX_PROC, CN_VAL_PROC} on NETLINK_CONNECTOR), which answers through
  * its multicast group only, joins group CN_IDX_PROC first if the socket has
- * not (the caller leaves it with cn_leave or cn_proc_ignore). The time counts
+ * not, and leaves it again right after the send (the answer is queued by
+ * then), dropping the proc events that came through it: a socket never
+ * collects proc events it did not subscribe to (see cn_request(3)). The
+ * time counts
  * from the moment nothing more is queued: messages already waiting on the
  * socket (and the handler's time for each) come first, so a call can last
  * that long plus `timeout_ms`.

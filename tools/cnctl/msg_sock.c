@@ -72,9 +72,9 @@ void cnctl_set_rcvbuf(struct cn_sock *s, int bytes)
 
 	if (!bytes)
 		return;
-	/* The kernel reports twice what it grants; less than asked means
-	 * net.core.rmem_max capped us (no CAP_NET_ADMIN). */
+	/* Less than asked means net.core.rmem_max capped us (no
+	 * CAP_NET_ADMIN). */
 	r = cn_set_rcvbuf(s, bytes);
-	if (r >= 0 && r / 2 < bytes)
-		cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)", r / 2);
+	if (r >= 0 && r < bytes)
+		cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)", r);
 }
