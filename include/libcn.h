@@ -269,6 +269,19 @@ struct cn_stats {
 /* Copy the socket's counters into *st. Returns 0 or -EINVAL. */
 CN_EXPORT int cn_stats(const struct cn_sock *s, struct cn_stats *st);
 
+/*
+ * How many datagrams the kernel dropped for this socket because its receive
+ * buffer was full: the socket's own counter (sk_drops, as /proc/net/netlink
+ * shows it), into *drops. Netlink reports an overrun once (-ENOBUFS, one in
+ * cn_stats.overruns) and drops everything until the queue is read empty;
+ * this counts each datagram dropped. Under a kernel filter (proc events, 6.6
+ * on) only what the filter let through can be dropped, so it is the number
+ * of events lost, which no sequence gap shows there. Returns 0, -ENOENT if
+ * /proc/net/netlink does not list the socket (a procfs of another network
+ * namespace), or -errno.
+ */
+CN_EXPORT int cn_drops(const struct cn_sock *s, uint64_t *drops);
+
 /* Number of messages kept during cn_request and not yet returned. */
 CN_EXPORT size_t cn_pending(const struct cn_sock *s);
 
@@ -597,7 +610,10 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
 CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
 			     struct cn_proc_event *ev);
 
-/* Loss accounting of a proc listener. */
+/* Loss accounting of a proc listener. lost counts events (from sequence
+ * gaps), overruns counts reports (each of an unknown number of events); one
+ * overrun usually shows in both (its gap appears on each CPU's next event):
+ * never add them up (cn_proc_listen(3)). */
 struct cn_proc_stats {
 	uint64_t events; /* events decoded and tracked */
 	uint64_t lost;	 /* events missing from per-CPU sequences */
@@ -700,7 +716,10 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * its parent), exec renames it (reading /proc/PID/comm at once), comm
  * renames, exit removes it; uid, gid, sid, ptrace and coredump change
  * nothing. An event with lost_before != 0 marks the tracker as needing a
- * sync (it still applies the event).
+ * sync (it still applies the event), unless its timestamp_ns is before the
+ * start of the last sync, which then repaired that loss already (an
+ * overrun's gap shows on each CPU's next event, after the sync the overrun
+ * asked for).
  * Returns the entry the event is about, after the change; for exit, the
  * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
  * last sync had reported it vanished: a task that ended during the scan,
