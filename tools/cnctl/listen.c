@@ -60,8 +60,9 @@ static void listen_usage(FILE *f)
 		"The proc connector (group 1) only sends events while some socket has\n"
 		"subscribed with PROC_CN_MCAST_LISTEN (e.g. a running 'cnctl proc').\n"
 		"Overruns are reported on stderr (\"cnctl: receive buffer overrun,\n"
-		"messages lost\") and at exit a summary gives messages printed and\n"
-		"overruns.\n"
+		"messages lost\") and at exit a summary gives messages printed,\n"
+		"overruns (reports) and how many messages the kernel dropped for the\n"
+		"socket in all (an overrun is reported once for any number).\n"
 		"\n"
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout),\n"
 		"1 runtime error, 2 usage error (also a group the unit does not have),\n"
@@ -190,11 +191,21 @@ int cnctl_listen(int argc, char **argv)
 
 	if (!o.common.quiet) {
 		struct cn_stats st = { 0 };
+		uint64_t drops = 0;
 
 		if (cn_stats(rl.s, &st) == 0 && st.overruns > rl.overruns)
 			rl.overruns = st.overruns;
-		fprintf(stderr, "cnctl: %llu messages printed, %llu overruns\n",
-			(unsigned long long)rl.printed, (unsigned long long)rl.overruns);
+		/* An overrun is one report of any number of lost messages:
+		 * the kernel's own count says how many. */
+		if (cn_drops(rl.s, &drops) == 0)
+			fprintf(stderr,
+				"cnctl: %llu messages printed, %llu overruns, %llu messages "
+				"dropped by the kernel\n",
+				(unsigned long long)rl.printed, (unsigned long long)rl.overruns,
+				(unsigned long long)drops);
+		else
+			fprintf(stderr, "cnctl: %llu messages printed, %llu overruns\n",
+				(unsigned long long)rl.printed, (unsigned long long)rl.overruns);
 	}
 	if (r == CNCTL_EXIT_TIMEOUT)
 		cnctl_err("listen: %llu of %llu messages within %d ms",
