@@ -215,8 +215,16 @@ void proc_summary(struct proc_state *st)
 	else
 		snprintf(gaps, sizeof(gaps), "%llu lost (per-CPU gaps)",
 			 (unsigned long long)st->gaps);
+	uint64_t drops = 0;
+
 	fprintf(stderr, "cnctl: %llu events printed, %s, %llu overruns\n",
 		(unsigned long long)st->printed, gaps, (unsigned long long)st->overruns);
+	/* The kernel's own count, on a line of its own: under a kernel filter
+	 * no gap shows loss, and an overrun still pending when cnctl stops
+	 * (blocked on stdout, then SIGINT) was never read as ENOBUFS. */
+	if (cn_drops(st->s, &drops) == 0)
+		fprintf(stderr, "cnctl: %llu events dropped by the kernel for this socket\n",
+			(unsigned long long)drops);
 	if (st->resyncs)
 		fprintf(stderr,
 			"cnctl: %llu resyncs with /proc after loss: %llu tasks appeared and %llu "
