@@ -27,7 +27,7 @@ _cnctl()
 	local cur prev words cword
 	_init_completion || return
 
-	local cmd i
+	local cmd
 	if ((cword == 1)); then
 		mapfile -t COMPREPLY < <(compgen -W "$(_cnctl_commands "$1") help --help --version" -- "$cur")
 		return

@@ -16,7 +16,8 @@ STORM=$2
 N=3000 # child i exits with i % 7: 2571 non-zero exits
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (proc connector)"; exit 77; }
 d=$(mktemp -d) || exit 1
-cn= drain=
+cn=''
+drain=''
 cleanup() {
 	[ -n "$cn" ] && kill "$cn" 2>/dev/null
 	[ -n "$drain" ] && kill "$drain" 2>/dev/null

@@ -53,11 +53,11 @@ timeout_same_meaning)
 	"$CNCTL" listen 20 --timeout 2 -q >"$T/l2" 2>&1 & l2=$!
 	"$CNCTL" proc --timeout 2s -q >/dev/null 2>"$T/p" & p=$!
 	for pid in $l1 $l2 $p; do
-		wait $pid || fail "pid $pid (listen/proc --timeout 2s) exited $?: $(cat "$T/l1" "$T/l2" "$T/p")"
+		wait "$pid" || fail "pid $pid (listen/proc --timeout 2s) exited $?: $(cat "$T/l1" "$T/l2" "$T/p")"
 		el=$(($(now_ms) - t0))
-		[ $el -ge 1990 ] || fail "a --timeout of 2 s ended after $el ms"
+		[ "$el" -ge 1990 ] || fail "a --timeout of 2 s ended after $el ms"
 	done
-	[ $el -lt 3500 ] || fail "--timeout 2s runs ended only after $el ms"
+	[ "$el" -lt 3500 ] || fail "--timeout 2s runs ended only after $el ms"
 	echo "ok: listen --timeout 2s, listen --timeout 2 and proc --timeout 2s all ran 2 s ($el ms)"
 	;;
 version_everywhere)
