@@ -2,15 +2,17 @@
 #   libcn0     the shared library (shlibs and symbols files, ldconfig trigger)
 #   libcn-dev  headers, static library, pkg-config and CMake files, man pages
 #   cnctl      the command-line tool
+#   cnbus-dkms the kernel module's source for DKMS (CnDkmsPackage.cmake)
 # Binaries are stripped; their debug symbols go in -dbgsym packages (.ddeb).
 # Configure with -DCMAKE_INSTALL_PREFIX=/usr for the multiarch libdir
-# (lib/x86_64-linux-gnu) and no RUNPATH, as tests/package does.
+# (lib/x86_64-linux-gnu) and no RUNPATH, as tests/package does; cpack -G DEB
+# refuses any other prefix (CnCpackChecks.cmake).
 set(CN_DEB_MAINTAINER "libcn maintainers <maintainers@users.noreply.a-seed-160a41c0.example>"
   CACHE STRING "Maintainer field of the Debian packages (Name <address>)")
 
 if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
-  message(STATUS "cpack -G DEB: packages install to ${CMAKE_INSTALL_PREFIX}; "
-                 "Debian packages want -DCMAKE_INSTALL_PREFIX=/usr")
+  message(STATUS "cpack -G DEB: refused for this build (prefix ${CMAKE_INSTALL_PREFIX}); "
+                 "Debian packages need -DCMAKE_INSTALL_PREFIX=/usr")
 endif()
 
 set(cn_deb ${PROJECT_BINARY_DIR}/debian)
@@ -56,7 +58,7 @@ set(CPACK_PACKAGE_CONTACT "${CN_DEB_MAINTAINER}")
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${CN_DEB_MAINTAINER}")
 set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL runtime dev cnctl)
+set(CPACK_COMPONENTS_ALL runtime dev cnctl dkms)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 # CPack strips what it moves into the -dbgsym packages (CPACK_STRIP_FILES
 # would strip first and leave nothing to split).
@@ -100,5 +102,13 @@ cnctl prints live process events (fork, exec, exit, ...) from the kernel's
 proc connector, sends, receives and requests connector messages with
 seq/ack genealogy, and shows the cnbus kernel module's callbacks and
 counters, as text or JSON.")
+include(${PROJECT_SOURCE_DIR}/cmake/CnDkmsPackage.cmake)
+
+# What CnCpackChecks.cmake checks at cpack time (CPACK_* variables are the
+# ones CPack writes into CPackConfig.cmake).
+set(CPACK_CN_BUILD_PREFIX ${CMAKE_INSTALL_PREFIX})
+set(CPACK_CN_SOURCE_DIR ${PROJECT_SOURCE_DIR})
+set(CPACK_CN_DKMS_VERSION ${CN_DKMS_VERSION})
+set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CnCpackChecks.cmake)
 set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/CnFixDebs.cmake)
 include(CPack)

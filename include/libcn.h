@@ -353,6 +353,86 @@ CN_EXPORT int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int fla
 CN_EXPORT int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data,
 		       size_t len);
 
+/*
+ * Reply conventions: how each in-tree kernel user of the connector that
+ * waits for an answer from userspace finds it (cn_reply_as(3) cites the
+ * kernel file and line of each). A reply built with one of them is matched
+ * by that kernel user; CN_REPLY_GENEALOGY is libcn's own, the reply that
+ * cn_request takes under CN_MATCH_STRICT and CN_MATCH_ACK_ONLY.
+ */
+enum cn_reply_conv {
+	CN_REPLY_GENEALOGY = 0, /* seq copied, ack + 1 (what cn_reply sends) */
+	CN_REPLY_DM_ULOG = 1,	/* dm-log-userspace: seq copied, ack = the error as a
+				   positive errno (0: success); the kernel matches a
+				   bare reply (len 0) on seq, and a reply with data on
+				   the payload's dm_ulog_request.seq: see cn_dm_ulog_reply */
+	CN_REPLY_SAME_ACK = 2,	/* seq and ack copied: uvesafb (v86d), w1 status replies */
+	CN_REPLY_UVESAFB = CN_REPLY_SAME_ACK,
+	CN_REPLY_W1_STATUS = CN_REPLY_SAME_ACK,
+	CN_REPLY_W1_DATA = 3, /* seq copied, ack = request seq + 1: w1 data replies */
+	CN_REPLY_HV = 4,      /* seq = ack = 0: hv_utils (matched by id and payload) */
+};
+
+/*
+ * Fill `out` with the header of a reply to `req` under `conv`, carrying
+ * `len` payload bytes (id copied, flags 0). `error` is 0 or a negative
+ * errno, and only CN_REPLY_DM_ULOG carries one (in ack, as -error). Pure.
+ * Returns 0, -EINVAL (NULL pointers, an unknown conv, error > 0 or below
+ * -4095, or an error under a convention that has no room for it),
+ * -EMSGSIZE (len > CONNECTOR_MAX_MSG_SIZE).
+ */
+CN_EXPORT int cn_reply_header(struct cn_msg *out, const struct cn_msg *req, enum cn_reply_conv conv,
+			      int error, size_t len);
+
+/*
+ * Answer received message `to` under `conv` (header as cn_reply_header),
+ * with `len` bytes of `data`, to the port it came from. Seq and ack are
+ * sent as the convention says, never rewritten. Returns 0 or -errno (as
+ * cn_reply_header, or the send's).
+ */
+CN_EXPORT int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum cn_reply_conv conv,
+			  int error, const void *data, size_t len);
+
+/* dm-log-userspace (<linux/dm-log-userspace.h>, CN_IDX_DM / CN_VAL_DM_USERSPACE_LOG). */
+struct dm_ulog_request;
+
+/*
+ * Take the dm-log-userspace request carried by `msg`, checked as the kernel
+ * builds it (len = sizeof(struct dm_ulog_request) + data_size): its fixed
+ * part is copied to *req (the payload is not aligned for the struct's
+ * __u64 in the message), and the return value points to its req->data_size
+ * bytes of data inside msg (no alignment: read them with memcpy). The
+ * request's version and type are the caller's to check. NULL with errno
+ * EINVAL (a NULL pointer), ENOMSG (another id), EBADMSG (too short, or
+ * data_size disagrees with len).
+ */
+CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulog_request *req);
+
+/*
+ * Answer dm-log-userspace request `to` with a result: the request's struct
+ * dm_ulog_request echoed (its seq is what the kernel matches) with error
+ * set to `error` (0 or -errno) and data_size to `len`, followed by `len`
+ * bytes of `data`. A failure without data (error != 0, len 0) is sent as
+ * cn_dm_ulog_ack sends it, the one form after which the kernel keeps its
+ * room for the data of a resend: -EAGAIN makes it resend the request at
+ * once, and -EAGAIN with data is refused (-EINVAL). A failure with data
+ * sets the kernel's room to len: for -ESRCH (the log is unknown: the kernel
+ * reconnects and retries) send as many bytes (zeros) as the answer will
+ * carry, or the retry fails with -ENOSPC (examples/dm-ulog). Returns 0 or -errno
+ * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE, the send's). A reply
+ * longer than the kernel's room for it is refused there with -ENOSPC.
+ */
+CN_EXPORT int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error,
+			       const void *data, size_t len);
+
+/*
+ * Answer dm-log-userspace request `to` with a bare status (len 0, seq
+ * copied, ack = -error): what the kernel takes for "done, no data"
+ * (error 0) or for the failure -error. Same as cn_reply_as with
+ * CN_REPLY_DM_ULOG and no data.
+ */
+CN_EXPORT int cn_dm_ulog_ack(struct cn_sock *s, const struct cn_message *to, int error);
+
 /* ------------------------------------------------------------------------ */
 /* Asynchronous requests: many in flight on one socket                       */
 /* ------------------------------------------------------------------------ */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cnbus.h - kernel API of the cnbus connector/CBUS module.
+ * Kernel API of the cnbus connector/CBUS module.
  *
  * cnbus is a connector (the 2005 "kernel connector" design) on its own
  * netlink unit, coexisting with the kernel's built-in connector. Messages

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cnbus_cbus.c - CBUS: insert-only, any-context fast path.
+ * CBUS: insert-only, any-context fast path.
  *
  * Queue. Each CPU owns one preallocated byte ring of variable-length
  * records (record header, struct cn_msg, payload; 8-byte aligned): the
@@ -33,7 +33,8 @@
  * nobody listened), dropped (accepted, lost: the worker found no memory),
  * refused (-ENOBUFS or -EMSGSIZE to the caller), overflowed (accepted
  * into the budget beyond the ring). Once drained: inserted = sent +
- * dropped. sent_direct is reported for compatibility and is always 0.
+ * dropped. They are struct cnbus_cbus_stats, read as they are under the
+ * ring's lock (cnbus_cbus_read()).
  *
  * Unload: cnbus_cbus_exit() sets the shutdown flag under every CPU's lock:
  * an insert either saw the flag (and is refused) or finished queueing
@@ -65,16 +66,13 @@
 #define CNBUS_CBUS_BUDGET_MAX (64U << 20)
 #define CNBUS_CBUS_BATCH_MAX  1024
 
-unsigned int cnbus_cbus_qlen = 1024;
-module_param_named(cbus_qlen, cnbus_cbus_qlen, uint, 0444);
+module_param_named(cbus_qlen, cnbus_dev.cbus_qlen, uint, 0444);
 MODULE_PARM_DESC(cbus_qlen,
 		 "per-CPU CBUS ring in small messages (128 bytes each), 1..65536 (default 1024)");
 
-unsigned int cnbus_cbus_budget = 256 * 1024;
-module_param_named(cbus_budget, cnbus_cbus_budget, uint, 0444);
+module_param_named(cbus_budget, cnbus_dev.cbus_budget, uint, 0444);
 MODULE_PARM_DESC(cbus_budget,
-		 "per-CPU CBUS overflow in bytes beyond the ring; beyond it inserts get -ENOBUFS "
-		 "(default 262144)");
+		 "per-CPU CBUS overflow bytes beyond the ring, 0..64 MiB (default 262144)");
 
 static unsigned int cbus_batch = 64;
 module_param(cbus_batch, uint, 0644);
@@ -104,11 +102,7 @@ struct cnbus_cbus_cpu {
 	unsigned int cpu;
 	struct work_struct work;
 	struct irq_work kick;
-	u64 inserted;
-	u64 sent;
-	u64 dropped;
-	u64 refused;
-	u64 overflowed;
+	struct cnbus_cbus_stats stats;
 };
 
 static DEFINE_PER_CPU(struct cnbus_cbus_cpu, cnbus_cbus_cpus);
@@ -215,20 +209,16 @@ static struct sk_buff *cnbus_cbus_pack(struct cnbus_cbus_cpu *q, u32 head, u32 n
 		return NULL;
 	while (n) {
 		struct cnbus_cbus_rec *rec = (struct cnbus_cbus_rec *)(q->buf + pos);
-		struct cn_msg *m = cnbus_cbus_msg(rec);
-		size_t len = sizeof(*m) + m->len;
-		struct nlmsghdr *nlh;
 
 		if (!rec->size) {
 			pos = 0;
 			continue;
 		}
-		nlh = nlmsg_put(skb, 0, m->seq, NLMSG_DONE, len, 0);
-		if (WARN_ON_ONCE(!nlh)) {
+		/* cnbus_cbus_plan() sized the skb for these records. */
+		if (WARN_ON_ONCE(cnbus_msg_put(skb, cnbus_cbus_msg(rec)))) {
 			kfree_skb(skb);
 			return NULL;
 		}
-		memcpy(nlmsg_data(nlh), m, len);
 		pos += rec->size;
 		if (pos == q->size)
 			pos = 0;
@@ -264,9 +254,9 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 		skb = NULL;
 		lost = false;
 		/* Nobody listens: the messages leave the bus here (as -ESRCH). */
-		if (unlikely(!cnbus_nls)) {
+		if (unlikely(!cnbus_dev.nls)) {
 			lost = true;
-		} else if (netlink_has_listeners(cnbus_nls, group)) {
+		} else if (netlink_has_listeners(cnbus_dev.nls, group)) {
 			skb = cnbus_cbus_pack(q, head, n, bytes, group);
 			lost = !skb;
 		}
@@ -276,9 +266,9 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 		q->used -= taken;
 		q->count -= n;
 		if (lost)
-			q->dropped += n;
+			q->stats.dropped += n;
 		else
-			q->sent += n;
+			q->stats.sent += n;
 		raw_spin_unlock_irqrestore(&q->lock, flags);
 
 		if (skb) {
@@ -309,11 +299,9 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 		return -EINVAL;
 	if (!msg || msg->len > CONNECTOR_MAX_MSG_SIZE)
 		return -EINVAL;
-	err = cnbus_group_of(&msg->id, &group);
+	err = cnbus_dest_group(&msg->id, 0, &group);
 	if (err)
 		return err;
-	if (!group || group > cnbus_groups)
-		return -EINVAL;
 	size = cnbus_cbus_rec_size(msg->len);
 
 	for (;;) {
@@ -329,12 +317,12 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 		if (likely(rec))
 			break;
 		if (size > q->size) {
-			q->refused++;
+			q->stats.refused++;
 			raw_spin_unlock_irqrestore(&q->lock, flags);
 			return -EMSGSIZE;
 		}
 		if (!gfpflags_allow_blocking(gfp) || irqs_disabled_flags(flags) || !in_task()) {
-			q->refused++;
+			q->stats.refused++;
 			raw_spin_unlock_irqrestore(&q->lock, flags);
 			return -ENOBUFS;
 		}
@@ -346,9 +334,9 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	rec->size = size;
 	rec->group = group;
 	memcpy(cnbus_cbus_msg(rec), msg, sizeof(*msg) + msg->len);
-	q->inserted++;
-	if (q->used > cnbus_cbus_qlen * CNBUS_CBUS_SLOT)
-		q->overflowed++;
+	q->stats.inserted++;
+	if (q->used > cnbus_dev.cbus_qlen * CNBUS_CBUS_SLOT)
+		q->stats.overflowed++;
 	kick = q->count++ == 0;
 	raw_spin_unlock(&q->lock);
 	/*
@@ -381,20 +369,18 @@ void cnbus_flush(void)
 }
 EXPORT_SYMBOL_GPL(cnbus_flush);
 
-void cnbus_cbus_read(unsigned int cpu, struct cnbus_cpu_stats *st)
+/* @cpu's counters into *st, one consistent snapshot; returns its queued messages. */
+u32 cnbus_cbus_read(unsigned int cpu, struct cnbus_cbus_stats *st)
 {
 	struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 	unsigned long flags;
+	u32 queued;
 
 	raw_spin_lock_irqsave(&q->lock, flags);
-	st->inserted = q->inserted;
-	st->sent = q->sent;
-	st->sent_direct = 0;
-	st->dropped = q->dropped;
-	st->refused = q->refused;
-	st->overflowed = q->overflowed;
-	st->queued = q->count;
+	*st = q->stats;
+	queued = q->count;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
+	return queued;
 }
 
 int cnbus_cbus_init(void)
@@ -402,11 +388,11 @@ int cnbus_cbus_init(void)
 	unsigned int cpu;
 	u32 size;
 
-	if (!cnbus_cbus_qlen || cnbus_cbus_qlen > CNBUS_CBUS_QLEN_MAX) {
+	if (!cnbus_dev.cbus_qlen || cnbus_dev.cbus_qlen > CNBUS_CBUS_QLEN_MAX) {
 		pr_err("cbus_qlen must be in [1, %u]\n", CNBUS_CBUS_QLEN_MAX);
 		return -EINVAL;
 	}
-	if (cnbus_cbus_budget > CNBUS_CBUS_BUDGET_MAX) {
+	if (cnbus_dev.cbus_budget > CNBUS_CBUS_BUDGET_MAX) {
 		pr_err("cbus_budget must be at most %u\n", CNBUS_CBUS_BUDGET_MAX);
 		return -EINVAL;
 	}
@@ -414,7 +400,7 @@ int cnbus_cbus_init(void)
 		pr_err("cbus_batch must be in [1, %u]\n", CNBUS_CBUS_BATCH_MAX);
 		return -EINVAL;
 	}
-	size = cnbus_cbus_qlen * CNBUS_CBUS_SLOT + ALIGN(cnbus_cbus_budget, 8);
+	size = cnbus_dev.cbus_qlen * CNBUS_CBUS_SLOT + ALIGN(cnbus_dev.cbus_budget, 8);
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
@@ -429,6 +415,7 @@ int cnbus_cbus_init(void)
 		q->used = 0;
 		q->count = 0;
 		q->shutdown = false;
+		memset(&q->stats, 0, sizeof(q->stats));
 		q->buf = kvzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
 		if (!q->buf)
 			goto out_free_rings;
@@ -450,7 +437,7 @@ out_free_rings:
 
 void cnbus_cbus_exit(void)
 {
-	u64 inserted = 0, sent = 0, dropped = 0, refused = 0, overflowed = 0;
+	struct cnbus_cbus_stats sum = {};
 	unsigned int cpu, pending = 0;
 	unsigned long flags;
 
@@ -479,13 +466,15 @@ void cnbus_cbus_exit(void)
 		WARN_ON_ONCE(q->count);
 		kvfree(q->buf);
 		q->buf = NULL;
-		inserted += q->inserted;
-		sent += q->sent;
-		dropped += q->dropped;
-		refused += q->refused;
-		overflowed += q->overflowed;
+		sum.inserted += q->stats.inserted;
+		sum.sent += q->stats.sent;
+		sum.dropped += q->stats.dropped;
+		sum.refused += q->stats.refused;
+		sum.overflowed += q->stats.overflowed;
 	}
-	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu sent_direct 0 "
-		"dropped %llu refused %llu overflowed %llu\n",
-		pending, inserted, sent, dropped, refused, overflowed);
+	/* One string, for grep (checkpatch); too long for clang-format. */
+	/* clang-format off */
+	pr_info("cbus: %u queued at unload, drained; inserted %llu sent %llu dropped %llu refused %llu overflowed %llu\n",
+		pending, sum.inserted, sum.sent, sum.dropped, sum.refused, sum.overflowed);
+	/* clang-format on */
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cnbus_core.c - connector core: netlink unit, callbacks, send, /proc.
+ * Connector core: callback registration, send and reply, the netlink input,
+ * /proc/net/cnbus.
  *
  * Every message from userspace is validated and then dispatched
  * synchronously, in the sender's context, to the callback registered for
@@ -12,7 +13,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/kernel.h>
 #include <linux/mutex.h>
 #include <linux/rculist.h>
@@ -20,7 +20,6 @@
 #include <linux/string.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
-#include <linux/capability.h>
 #include <net/net_namespace.h>
 #include <net/netlink.h>
 #include <net/sock.h>
@@ -29,73 +28,9 @@
 
 #include "cnbus_internal.h"
 
-int cnbus_unit = 5; /* NETLINK_NFLOG, unused since Linux 3.17 */
-module_param_named(unit, cnbus_unit, int, 0444);
-MODULE_PARM_DESC(unit, "netlink unit (protocol) of the bus (default 5)");
-
-unsigned int cnbus_groups = 1024;
-module_param_named(groups, cnbus_groups, uint, 0444);
-MODULE_PARM_DESC(groups, "number of multicast groups, i.e. highest usable idx (default 1024)");
-
-struct sock *cnbus_nls;
-struct cnbus_stats cnbus_stats;
-LIST_HEAD(cnbus_callbacks);
-static DEFINE_MUTEX(cnbus_callbacks_lock); /* writers of cnbus_callbacks */
-
-static bool cnbus_id_eq(const struct cb_id *a, const struct cb_id *b)
-{
-	return a->idx == b->idx && a->val == b->val;
-}
-
 static bool cnbus_id_is_notify(const struct cb_id *id)
 {
 	return id->idx == CN_NOTIFY_IDX && id->val == CN_NOTIFY_VAL;
-}
-
-/* Caller holds rcu_read_lock() or cnbus_callbacks_lock. */
-static struct cnbus_callback *cnbus_find(const struct cb_id *id)
-{
-	struct cnbus_callback *cb;
-
-	list_for_each_entry_rcu(cb, &cnbus_callbacks, list,
-				lockdep_is_held(&cnbus_callbacks_lock)) {
-		if (cnbus_id_eq(&cb->id, id))
-			return cb;
-	}
-	return NULL;
-}
-
-static struct cnbus_callback *cnbus_get(const struct cb_id *id)
-{
-	struct cnbus_callback *cb;
-
-	rcu_read_lock();
-	cb = cnbus_find(id);
-	if (cb && !refcount_inc_not_zero(&cb->refcnt))
-		cb = NULL;
-	rcu_read_unlock();
-	return cb;
-}
-
-static void cnbus_put(struct cnbus_callback *cb)
-{
-	if (refcount_dec_and_test(&cb->refcnt))
-		complete(&cb->released);
-}
-
-int cnbus_group_of(const struct cb_id *id, u32 *group)
-{
-	struct cnbus_callback *cb;
-	int err = -ENODEV;
-
-	rcu_read_lock();
-	cb = cnbus_find(id);
-	if (cb) {
-		*group = cb->id.idx;
-		err = 0;
-	}
-	rcu_read_unlock();
-	return err;
 }
 
 int cnbus_add_callback(const struct cb_id *id, const char *name, cnbus_callback_t callback)
@@ -115,19 +50,20 @@ int cnbus_add_callback(const struct cb_id *id, const char *name, cnbus_callback_
 	refcount_set(&cb->refcnt, 1);
 	init_completion(&cb->released);
 
-	mutex_lock(&cnbus_callbacks_lock);
+	mutex_lock(&cnbus_dev.callbacks_lock);
 	if (cnbus_find(id)) {
 		err = -EEXIST;
 		goto out_unlock_free;
 	}
-	list_add_tail_rcu(&cb->list, &cnbus_callbacks);
+	list_add_tail_rcu(&cb->list, &cnbus_dev.callbacks);
+	WRITE_ONCE(cnbus_dev.callbacks_gen, cnbus_dev.callbacks_gen + 1);
 	cnbus_notify_event(id, CN_NOTIFY_ADDED);
-	mutex_unlock(&cnbus_callbacks_lock);
+	mutex_unlock(&cnbus_dev.callbacks_lock);
 	pr_debug("added callback %s %u.%u\n", cb->name, id->idx, id->val);
 	return 0;
 
 out_unlock_free:
-	mutex_unlock(&cnbus_callbacks_lock);
+	mutex_unlock(&cnbus_dev.callbacks_lock);
 	kfree(cb);
 	return err;
 }
@@ -137,16 +73,17 @@ void cnbus_del_callback(const struct cb_id *id)
 {
 	struct cnbus_callback *cb;
 
-	mutex_lock(&cnbus_callbacks_lock);
+	mutex_lock(&cnbus_dev.callbacks_lock);
 	cb = cnbus_find(id);
 	if (!cb) {
-		mutex_unlock(&cnbus_callbacks_lock);
+		mutex_unlock(&cnbus_dev.callbacks_lock);
 		pr_warn("no callback %u.%u to remove\n", id->idx, id->val);
 		return;
 	}
 	list_del_rcu(&cb->list);
+	WRITE_ONCE(cnbus_dev.callbacks_gen, cnbus_dev.callbacks_gen + 1);
 	cnbus_notify_event(id, CN_NOTIFY_REMOVED);
-	mutex_unlock(&cnbus_callbacks_lock);
+	mutex_unlock(&cnbus_dev.callbacks_lock);
 
 	/* No new lookup can find it after the grace period... */
 	synchronize_rcu();
@@ -157,35 +94,6 @@ void cnbus_del_callback(const struct cb_id *id)
 	kfree(cb);
 }
 EXPORT_SYMBOL_GPL(cnbus_del_callback);
-
-struct sk_buff *cnbus_msg_skb(const struct cn_msg *msg, u32 group, gfp_t gfp)
-{
-	size_t size = sizeof(*msg) + msg->len;
-	struct nlmsghdr *nlh;
-	struct sk_buff *skb;
-
-	skb = nlmsg_new(size, gfp);
-	if (!skb)
-		return NULL;
-	nlh = nlmsg_put(skb, 0, msg->seq, NLMSG_DONE, size, 0);
-	if (!nlh) {
-		kfree_skb(skb);
-		return NULL;
-	}
-	memcpy(nlmsg_data(nlh), msg, size);
-	NETLINK_CB(skb).dst_group = group;
-	return skb;
-}
-
-/* Consumes @skb. */
-int cnbus_broadcast(struct sk_buff *skb, u32 group, gfp_t gfp)
-{
-	if (!group || group > cnbus_groups) {
-		kfree_skb(skb);
-		return -EINVAL;
-	}
-	return netlink_broadcast(cnbus_nls, skb, 0, group, gfp);
-}
 
 int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp)
 {
@@ -203,9 +111,9 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp)
 	 * block the callback, and the unload of its module, for ever. A full
 	 * receiver loses the reply and sees ENOBUFS on its next recv.
 	 */
-	err = netlink_unicast(cnbus_nls, skb, portid, 1);
+	err = netlink_unicast(cnbus_dev.nls, skb, portid, 1);
 	if (err == -EAGAIN) {
-		atomic64_inc(&cnbus_stats.reply_dropped);
+		atomic64_inc(&cnbus_dev.stats.reply_dropped);
 		return -ENOBUFS;
 	}
 	return min(0, err);
@@ -221,14 +129,10 @@ int cnbus_send(const struct cn_msg *msg, u32 portid, u32 group, gfp_t gfp)
 		return -EINVAL;
 	if (portid)
 		return cnbus_reply(msg, portid, gfp);
-	if (!group) {
-		err = cnbus_group_of(&msg->id, &group);
-		if (err)
-			return err;
-	}
-	if (!group || group > cnbus_groups)
-		return -EINVAL;
-	if (!netlink_has_listeners(cnbus_nls, group))
+	err = cnbus_dest_group(&msg->id, group, &group);
+	if (err)
+		return err;
+	if (!netlink_has_listeners(cnbus_dev.nls, group))
 		return -ESRCH;
 	skb = cnbus_msg_skb(msg, group, gfp);
 	if (!skb)
@@ -268,7 +172,7 @@ static int cnbus_rx_msg(struct sk_buff *skb, struct nlmsghdr *nlh)
 		cnbus_refuse(CNBUS_REFUSED_A_NO_CALLBACK);
 		return -ENODEV;
 	}
-	atomic64_inc(&cnbus_stats.dispatched);
+	atomic64_inc(&cnbus_dev.stats.dispatched);
 	cb->callback(msg, &NETLINK_CB(skb));
 	cnbus_put(cb);
 	return 0;
@@ -282,14 +186,14 @@ static int cnbus_rx_msg(struct sk_buff *skb, struct nlmsghdr *nlh)
  * Every message, and any runt after the last one, is received once and
  * then dispatched or refused once: the counters add up.
  */
-static void cnbus_rx_skb(struct sk_buff *skb)
+void cnbus_core_rx(struct sk_buff *skb)
 {
 	unsigned int remaining = skb->len;
 	struct nlmsghdr *nlh = (struct nlmsghdr *)skb->data;
 	int err;
 
 	do {
-		atomic64_inc(&cnbus_stats.received);
+		atomic64_inc(&cnbus_dev.stats.received);
 		if (remaining < NLMSG_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN) {
 			cnbus_refuse(CNBUS_REFUSED_A_SHORT);
 			return;
@@ -314,109 +218,21 @@ static int cnbus_proc_show(struct seq_file *m, void *v)
 
 	seq_puts(m, "Name            ID\n");
 	rcu_read_lock();
-	list_for_each_entry_rcu(cb, &cnbus_callbacks, list)
+	list_for_each_entry_rcu(cb, &cnbus_dev.callbacks, list)
 		seq_printf(m, "%-15s %u:%u\n", cb->name, cb->id.idx, cb->id.val);
 	rcu_read_unlock();
 	return 0;
 }
 
-/*
- * Is @unit free? netlink_kernel_create() accepts a unit that another user
- * registered without a kernel socket at port 0 (NETLINK_USERSOCK, ...):
- * the unit's sockets would then pin that user, not us, and the unit's
- * traffic would run our input function after we are gone. Creating a
- * socket succeeds exactly when the unit is registered (it may first load
- * the module that owns the unit, as any socket() would).
- */
-static int cnbus_unit_free(int unit)
+int cnbus_core_init(void)
 {
-	struct socket *sock;
-	int err;
-
-	err = sock_create_kern(&init_net, PF_NETLINK, SOCK_RAW, unit, &sock);
-	if (err == -EPROTONOSUPPORT)
-		return 0;
-	if (err)
-		return err;
-	sock_release(sock);
-	return -EBUSY;
-}
-
-static int __init cnbus_init(void)
-{
-	struct netlink_kernel_cfg cfg = {
-		.groups = 0,
-		.flags = NL_CFG_F_NONROOT_RECV,
-		.input = cnbus_rx_skb,
-	};
-	int err;
-
-	if (cnbus_unit < 0 || cnbus_unit >= MAX_LINKS) {
-		pr_err("unit %d out of range\n", cnbus_unit);
-		return -EINVAL;
-	}
-	if (cnbus_groups < 32 || cnbus_groups > 65536) {
-		pr_err("groups %u out of range [32, 65536]\n", cnbus_groups);
-		return -EINVAL;
-	}
-	cfg.groups = cnbus_groups;
-
-	err = cnbus_unit_free(cnbus_unit);
-	if (err) {
-		pr_err("netlink unit %d is in use (%d): choose a free one with unit=\n", cnbus_unit,
-		       err);
-		return err;
-	}
-
-	err = cnbus_cbus_init();
-	if (err)
-		return err;
-
-	cnbus_nls = netlink_kernel_create(&init_net, cnbus_unit, &cfg);
-	if (!cnbus_nls) {
-		pr_err("cannot create netlink unit %d (in use?)\n", cnbus_unit);
-		err = -EBUSY;
-		goto out_cbus_exit;
-	}
-
-	err = cnbus_genl_init();
-	if (err)
-		goto out_release_nls;
-
-	if (!proc_create_single("cnbus", 0444, init_net.proc_net, cnbus_proc_show)) {
-		err = -ENOMEM;
-		goto out_genl_exit;
-	}
-
-	pr_info("version %s on netlink unit %d, %u groups\n", CNBUS_VERSION, cnbus_unit,
-		cnbus_groups);
+	if (!proc_create_single("cnbus", 0444, init_net.proc_net, cnbus_proc_show))
+		return -ENOMEM;
 	return 0;
-
-out_genl_exit:
-	cnbus_genl_exit();
-out_release_nls:
-	netlink_kernel_release(cnbus_nls);
-	cnbus_nls = NULL;
-out_cbus_exit:
-	cnbus_cbus_exit();
-	return err;
 }
 
-static void __exit cnbus_exit(void)
+void cnbus_core_exit(void)
 {
 	remove_proc_entry("cnbus", init_net.proc_net);
-	cnbus_genl_exit();
-	cnbus_cbus_exit(); /* drains the queues through cnbus_nls */
-	netlink_kernel_release(cnbus_nls);
-	cnbus_notify_exit();
-	WARN_ON(!list_empty(&cnbus_callbacks));
-	pr_info("unloaded\n");
+	WARN_ON(!list_empty(&cnbus_dev.callbacks));
 }
-
-module_init(cnbus_init);
-module_exit(cnbus_exit);
-
-MODULE_LICENSE("GPL");
-MODULE_AUTHOR("libcn project");
-MODULE_DESCRIPTION("Kernel connector and CBUS on a private netlink unit");
-MODULE_VERSION(CNBUS_VERSION);

@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * cnbus_internal.h - shared state between the files of cnbus.ko.
+ * What the files of cnbus.ko share: one struct cnbus_dev (the bus, as
+ * connector.c has struct cn_dev) and each layer's calls. The files form
+ * layers, each calling only those listed before it:
+ *
+ *   cnbus_dev.c     the bus: callback lookup, message framing, broadcast
+ *   cnbus_notify.c  notification requests at {-1,-1}
+ *   cnbus_core.c    callback registration, send/reply, netlink input, /proc
+ *   cnbus_cbus.c    CBUS: per-CPU queues drained by workers
+ *   cnbus_genl.c    generic netlink family "cnbus": the introspection dump
+ *   cnbus_main.c    module init and exit
  */
 #ifndef CNBUS_INTERNAL_H
 #define CNBUS_INTERNAL_H
 
 #include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/completion.h>
 #include <linux/skbuff.h>
@@ -19,7 +29,7 @@
 #define CNBUS_VERSION "0.1.0"
 
 struct cnbus_callback {
-	struct list_head list; /* in cnbus_callbacks, RCU */
+	struct list_head list; /* in cnbus_dev.callbacks, RCU */
 	struct cb_id id;
 	char name[CNBUS_NAME_MAX];
 	cnbus_callback_t callback;
@@ -38,32 +48,42 @@ struct cnbus_stats {
 	atomic64_t reply_dropped;	      /* cnbus_reply(): receiver full */
 };
 
-struct cnbus_cpu_stats {
-	u64 inserted;
-	u64 sent;
-	u64 sent_direct; /* always 0: nothing is sent from the caller's context */
-	u64 dropped;
-	u64 refused;	/* cnbus_insert() answered -ENOBUFS or -EMSGSIZE */
-	u64 overflowed; /* accepted into the budget beyond the ring */
-	u32 queued;
+/* The bus. There is one, cnbus_dev; its bounds are module parameters. */
+struct cnbus_dev {
+	struct sock *nls; /* the netlink unit's kernel socket */
+	int unit;
+	unsigned int groups;	     /* multicast groups 1..groups */
+	unsigned int max_notify;     /* bound on notification requests */
+	unsigned int cbus_qlen;	     /* per-CPU CBUS ring, in small messages */
+	unsigned int cbus_budget;    /* per-CPU CBUS overflow bytes */
+	struct list_head callbacks;  /* struct cnbus_callback, RCU */
+	struct mutex callbacks_lock; /* writers of callbacks */
+	unsigned int callbacks_gen;  /* bumped at each change: dumps see it */
+	struct cnbus_stats stats;
 };
 
-extern struct sock *cnbus_nls;
-extern struct cnbus_stats cnbus_stats;
-extern struct list_head cnbus_callbacks;
-extern int cnbus_unit;
-extern unsigned int cnbus_groups;
-extern unsigned int cnbus_max_notify;
-extern unsigned int cnbus_cbus_qlen;
-extern unsigned int cnbus_cbus_budget;
+extern struct cnbus_dev cnbus_dev;
+
+/* CBUS counters of one CPU (cnbus_cbus.c says what each counts). */
+struct cnbus_cbus_stats {
+	u64 inserted;
+	u64 sent;
+	u64 dropped;
+	u64 refused;
+	u64 overflowed;
+};
 
 static inline void cnbus_refuse(enum cnbus_genl_refused_attr why)
 {
-	atomic64_inc(&cnbus_stats.refused[why - CNBUS_REFUSED_A_FIRST]);
+	atomic64_inc(&cnbus_dev.stats.refused[why - CNBUS_REFUSED_A_FIRST]);
 }
 
-/* core */
-int cnbus_group_of(const struct cb_id *id, u32 *group);
+/* dev */
+struct cnbus_callback *cnbus_find(const struct cb_id *id);
+struct cnbus_callback *cnbus_get(const struct cb_id *id);
+void cnbus_put(struct cnbus_callback *cb);
+int cnbus_dest_group(const struct cb_id *id, u32 group, u32 *dest);
+int cnbus_msg_put(struct sk_buff *skb, const struct cn_msg *msg);
 struct sk_buff *cnbus_msg_skb(const struct cn_msg *msg, u32 group, gfp_t gfp);
 int cnbus_broadcast(struct sk_buff *skb, u32 group, gfp_t gfp);
 
@@ -73,10 +93,15 @@ void cnbus_notify_event(const struct cb_id *id, u32 ack);
 unsigned int cnbus_notify_count(void);
 void cnbus_notify_exit(void);
 
+/* core */
+void cnbus_core_rx(struct sk_buff *skb);
+int cnbus_core_init(void);
+void cnbus_core_exit(void);
+
 /* cbus */
 int cnbus_cbus_init(void);
 void cnbus_cbus_exit(void);
-void cnbus_cbus_read(unsigned int cpu, struct cnbus_cpu_stats *st);
+u32 cnbus_cbus_read(unsigned int cpu, struct cnbus_cbus_stats *st);
 
 /* genl */
 int cnbus_genl_init(void);

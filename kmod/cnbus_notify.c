@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cnbus_notify.c - notification requests at id {-1,-1}.
+ * Notification requests at id {-1,-1}.
  *
  * A control message (struct cn_ctl_msg + ranges, see libcn/proto.h) with a
  * group adds a request; with group 0 it removes the requests whose ranges
@@ -26,8 +26,7 @@
 
 #include "cnbus_internal.h"
 
-unsigned int cnbus_max_notify = 64;
-module_param_named(max_notify, cnbus_max_notify, uint, 0444);
+module_param_named(max_notify, cnbus_dev.max_notify, uint, 0444);
 MODULE_PARM_DESC(max_notify, "maximum number of notification requests (default 64)");
 
 struct cnbus_notify_entry {
@@ -64,7 +63,10 @@ static bool cnbus_entry_same(const struct cnbus_notify_entry *e, const struct cn
 	       !memcmp(e->ranges, ctl->data, ctl->len);
 }
 
-/* Called with the callback list locked, in process context. */
+/*
+ * Called with the callback list locked, in process context. Every request's
+ * group was checked when it was added.
+ */
 void cnbus_notify_event(const struct cb_id *id, u32 ack)
 {
 	struct cn_msg msg = { .id = *id, .ack = ack };
@@ -75,7 +77,7 @@ void cnbus_notify_event(const struct cb_id *id, u32 ack)
 	list_for_each_entry(e, &cnbus_notify_list, list) {
 		if (!cnbus_entry_matches(e, id))
 			continue;
-		if (!netlink_has_listeners(cnbus_nls, e->group))
+		if (!netlink_has_listeners(cnbus_dev.nls, e->group))
 			continue;
 		skb = cnbus_msg_skb(&msg, e->group, GFP_KERNEL);
 		if (!skb)
@@ -97,7 +99,7 @@ int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 	bool found = false;
 	int err;
 
-	if (!cn_ctl_msg_valid(msg->data, msg->len) || ctl->group > cnbus_groups) {
+	if (!cn_ctl_msg_valid(msg->data, msg->len) || ctl->group > cnbus_dev.groups) {
 		cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_INVAL);
 		return -EINVAL;
 	}
@@ -133,7 +135,7 @@ int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 			goto out_unlock;
 		}
 	}
-	if (cnbus_notify_nr >= cnbus_max_notify) {
+	if (cnbus_notify_nr >= cnbus_dev.max_notify) {
 		cnbus_refuse(CNBUS_REFUSED_A_NOTIFY_FULL);
 		err = -ENOSPC;
 		goto out_unlock;
@@ -151,7 +153,7 @@ int cnbus_notify_ctl(struct sk_buff *skb, const struct cn_msg *msg)
 	list_add_tail(&e->list, &cnbus_notify_list);
 	cnbus_notify_nr++;
 out_done:
-	atomic64_inc(&cnbus_stats.dispatched);
+	atomic64_inc(&cnbus_dev.stats.dispatched);
 	err = 0;
 out_unlock:
 	mutex_unlock(&cnbus_notify_lock);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cnbus_test.c - test module for cnbus (the 2005 cn_test.c, rebuilt).
+ * Test module for cnbus (the 2005 cn_test.c, rebuilt).
  *
  * The ids and request structs are in include/libcn/cnbus_test.h. Bursts and
  * benches need CAP_NET_ADMIN and their counts are bounded: they hold locks
@@ -38,6 +38,10 @@
  * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
  *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included),
  *     moving to the next online CPU at each tick.
+ * callbacks=N: N more callbacks, ids 0x124.0 .. 0x124.N-1, named
+ *     "cnbus_test_many_V" (V the val): they answer nothing (their messages
+ *     are dropped); they are there to be listed, so that introspection is
+ *     tested with many callbacks (tests/vm).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -68,6 +72,13 @@
 static unsigned int period_ms = 1000;
 module_param(period_ms, uint, 0444);
 MODULE_PARM_DESC(period_ms, "CBUS counter timer period in ms, 0 = off (default 1000)");
+
+#define CNBUS_TEST_MANY_IDX 0x124
+#define CNBUS_TEST_MANY_MAX 65536
+
+static unsigned int callbacks;
+module_param(callbacks, uint, 0444);
+MODULE_PARM_DESC(callbacks, "more callbacks to register, ids 0x124.0..N-1, 0..65536 (default 0)");
 
 struct cnbus_test_cpu {
 	struct work_struct work;
@@ -439,6 +450,41 @@ static void cnbus_test_timer_fn(struct timer_list *t)
 	}
 }
 
+/* A callback of the callbacks= set: nothing to do, it exists to be listed. */
+static void cnbus_test_many_cb(struct cn_msg *msg, struct netlink_skb_parms *nsp)
+{
+}
+
+/* Remove the first @n callbacks of the callbacks= set. */
+static void cnbus_test_del_many(unsigned int n)
+{
+	struct cb_id id = { .idx = CNBUS_TEST_MANY_IDX };
+
+	for (id.val = 0; id.val < n; id.val++)
+		cnbus_del_callback(&id);
+}
+
+static int cnbus_test_add_many(void)
+{
+	struct cb_id id = { .idx = CNBUS_TEST_MANY_IDX };
+	char name[CNBUS_TEST_TEXT];
+	int err;
+
+	if (callbacks > CNBUS_TEST_MANY_MAX) {
+		pr_err("callbacks must be at most %u\n", CNBUS_TEST_MANY_MAX);
+		return -EINVAL;
+	}
+	for (id.val = 0; id.val < callbacks; id.val++) {
+		snprintf(name, sizeof(name), "cnbus_test_many_%u", id.val);
+		err = cnbus_add_callback(&id, name, cnbus_test_many_cb);
+		if (err) {
+			cnbus_test_del_many(id.val);
+			return err;
+		}
+	}
+	return 0;
+}
+
 static void cnbus_test_free_cpus(void)
 {
 	unsigned int cpu;
@@ -485,14 +531,19 @@ static int __init cnbus_test_init(void)
 	err = cnbus_add_callback(&cnbus_test_ids[4], "cnbus_test_bench", cnbus_test_bench);
 	if (err)
 		goto out_del_mcast;
+	err = cnbus_test_add_many();
+	if (err)
+		goto out_del_bench;
 
 	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
 	if (period_ms)
 		mod_timer(&cnbus_test_timer, jiffies + msecs_to_jiffies(period_ms));
 
-	pr_info("loaded, timer period %u ms\n", period_ms);
+	pr_info("loaded, timer period %u ms, %u more callbacks\n", period_ms, callbacks);
 	return 0;
 
+out_del_bench:
+	cnbus_del_callback(&cnbus_test_ids[4]);
 out_del_mcast:
 	cnbus_del_callback(&cnbus_test_ids[3]);
 out_del_burst:
@@ -513,6 +564,7 @@ static void __exit cnbus_test_exit(void)
 	WRITE_ONCE(cnbus_test_stopping, true);
 	timer_delete_sync(&cnbus_test_timer);
 	/* Waits for running callbacks, including a burst in progress. */
+	cnbus_test_del_many(callbacks);
 	for (i = ARRAY_SIZE(cnbus_test_ids) - 1; i >= 0; i--)
 		cnbus_del_callback(&cnbus_test_ids[i]);
 	cnbus_test_free_cpus();

@@ -19,6 +19,7 @@
 
 #include "internal.h"
 #include "parse.h"
+#include "recv_inline.h"
 
 int cn__rx_init(struct cn_sock *s, uint32_t nslots)
 {
@@ -104,119 +105,28 @@ static uint32_t pktinfo_group(struct msghdr *h, uint32_t nl_groups)
 	return (uint32_t)ffs((int)nl_groups);
 }
 
-/* cn__rx_read, inline in this file's receive calls: one function call per
- * receive call instead of three. */
-static inline __attribute__((always_inline)) int rx_read(struct cn_sock *s, uint32_t n,
-							 int dontwait)
+void cn__rx_read_groups(struct cn_rx *rx, int got)
 {
-	struct cn_rx *rx = &s->rx;
-	int fl = dontwait ? MSG_DONTWAIT : 0;
-	int got;
+	for (int i = 0; i < got; i++)
+		rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
+}
 
-	if (n > rx->nslots)
-		n = rx->nslots;
-	s->st.syscalls++;
-	if (n <= 1 && !rx->pktinfo) {
-		/* One datagram: recvfrom, whose kernel side copies no msghdr in
-		 * (bench/sysforms.c); MSG_TRUNC returns the datagram's real
-		 * length, so a cut is still seen. */
-		socklen_t alen = sizeof(rx->addrs[0]);
-		ssize_t r = recvfrom(s->fd, rx->slots, CN_SLOT_SIZE, fl | MSG_TRUNC,
-				     (struct sockaddr *)&rx->addrs[0], &alen);
-
-		got = r < 0 ? -1 : 1;
-		if (r >= 0) {
-			int cut = r > (ssize_t)CN_SLOT_SIZE;
-
-			rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
-			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
-		}
-	} else {
-		/* The kernel writes back how much control data it stored. */
-		if (rx->pktinfo)
-			for (uint32_t i = 0; i < n; i++)
-				rx->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
-		/* Wait for the first datagram only, then take what is queued.
-		 * The kernel writes msg_len, msg_namelen and msg_flags of
-		 * every entry it fills; only filled entries are walked. */
-		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
-	}
-	if (got < 0) {
-		if (errno == ENOBUFS)
-			s->st.overruns++;
-		return -errno;
-	}
-	if (rx->pktinfo)
-		for (int i = 0; i < got; i++)
-			rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
-	rx->next = 0;
+__attribute__((noinline)) void cn__rx_walk_from(struct cn_rx *rx, uint32_t next, uint32_t count)
+{
+	rx->next = next;
+	rx->count = count;
 	rx->bounce_used = 0;
-	rx->count = (uint32_t)got;
 	rx->pos.offset = 0;
 	rx->pos.msg_end = 0;
-	s->st.datagrams += (uint64_t)got;
-	return got;
 }
 
-static inline const uint8_t *slot(const struct cn_rx *rx, uint32_t i)
+__attribute__((noinline)) void cn__rx_one_read(struct cn_rx *rx, ssize_t r)
 {
-	return rx->slots + (size_t)i * CN_SLOT_SIZE;
-}
+	int cut = r > (ssize_t)CN_SLOT_SIZE;
 
-/* The group datagram i came through (0: unicast). nl_groups carries it as a
- * bit for groups 1..32 only: with a group above 32 joined, the
- * NETLINK_PKTINFO cmsg tells (pktinfo_group). */
-static inline uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
-{
-	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
-}
-
-/*
- * Is the datagram at p (mm its mmsghdr, from its sender) one connector
- * message of one record, from the kernel, exactly as long as its headers
- * say? That is what every kernel connector user but w1 sends: type
- * NLMSG_DONE, no flags, nothing cut off. Then its record is at NLMSG_HDRLEN
- * and needs no other check: one test instead of the walk's field by field
- * checks. Reads stay inside the slot whatever it holds.
- */
-static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
-				  const struct sockaddr_nl *from)
-{
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)p;
-	const struct cn_msg *m = NLMSG_DATA(nlh);
-	uint32_t len = (uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len);
-
-	return ((nlh->nlmsg_len ^ len) | (mm->msg_len ^ len) |
-		(uint32_t)(nlh->nlmsg_type ^ NLMSG_DONE) | nlh->nlmsg_flags |
-		(uint32_t)mm->msg_hdr.msg_flags | from->nl_pid) == 0;
-}
-
-/*
- * Take whole datagrams from `first` on, before `last`, while each is a
- * simple one: its record into out[], from port 0. Returns how many; the
- * cursor is the caller's. Everything is read through locals: out[] might
- * alias the socket for the compiler, which would reload each field after
- * every store.
- */
-static inline uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint32_t last,
-				   struct cn_message *out)
-{
-	const uint8_t *p = slot(rx, first);
-	const struct mmsghdr *mm = rx->mmsg + first;
-	const struct sockaddr_nl *from = rx->addrs + first;
-	uint32_t k, n = last - first;
-
-	for (k = 0; k < n; k++, p += CN_SLOT_SIZE) {
-		if (!simple_datagram(p, &mm[k], &from[k]))
-			break;
-		out[k].msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
-		out[k].port = 0;
-		out[k].group = (uint32_t)ffs((int)from[k].nl_groups);
-	}
-	if (rx->pktinfo)
-		for (uint32_t j = 0; j < k; j++)
-			out[j].group = rx->groups[first + j];
-	return k;
+	rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
+	rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
+	cn__rx_walk_from(rx, 0, 1);
 }
 
 /* On to the datagram after the one being walked. */
@@ -235,7 +145,7 @@ static inline void next_datagram(struct cn_rx *rx)
  */
 static int take_ack(struct cn_sock *s, uint32_t i, size_t off)
 {
-	const uint8_t *p = slot(&s->rx, i) + off;
+	const uint8_t *p = cn__rx_slot(&s->rx, i) + off;
 	struct nlmsghdr nlh;
 	struct nlmsgerr e;
 
@@ -294,7 +204,7 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
  * or -EMSGSIZE (counted as malformed, the datagram dropped), -ENOBUFS (an
  * NLMSG_OVERRUN, counted as an overrun), a kernel's NLMSG_ERROR.
  */
-static __attribute__((noinline)) int walk_step(struct cn_sock *s, struct cn_message *out)
+__attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_message *out)
 {
 	struct cn_rx *rx = &s->rx;
 	uint32_t i = rx->next;
@@ -316,7 +226,7 @@ static __attribute__((noinline)) int walk_step(struct cn_sock *s, struct cn_mess
 			return -EMSGSIZE;
 		}
 	}
-	r = parse_next(slot(rx, i), len, &rx->pos, &m);
+	r = parse_next(cn__rx_slot(rx, i), len, &rx->pos, &m);
 	if (rx->pos.offset >= len && rx->pos.msg_end == 0)
 		next_datagram(rx); /* its last message: nothing looks pending */
 	if (r == 1 && align_record(rx, &m) < 0)
@@ -340,38 +250,6 @@ static __attribute__((noinline)) int walk_step(struct cn_sock *s, struct cn_mess
 	return r == -ENODATA ? 0 : r;
 }
 
-/* cn__rx_take, inline in this file's receive calls (see rx_read). */
-static inline __attribute__((always_inline)) unsigned int
-rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
-{
-	struct cn_rx *rx = &s->rx;
-	unsigned int n = 0;
-	int r = 0;
-
-	while (n < max && rx->next < rx->count) {
-		/* Whole datagrams from the start of one: the simple ones (most,
-		 * or all) with one test each. */
-		if (rx->pos.offset == 0) {
-			uint32_t left = rx->count - rx->next;
-			uint32_t want = max - n < left ? max - n : left;
-			uint32_t k = take_simple(rx, rx->next, rx->next + want, &out[n]);
-
-			if (k) {
-				n += k;
-				rx->next += k;
-				continue;
-			}
-		}
-		r = walk_step(s, &out[n]);
-		if (r < 0)
-			break;
-		n += (unsigned int)r;
-	}
-	s->st.messages += n;
-	*err = r < 0 ? r : 0;
-	return n;
-}
-
 int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait)
 {
 	return rx_read(s, n, dontwait);
@@ -389,27 +267,6 @@ int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos, const s
 	return cn_ret(parse_next(buf, len, pos, out));
 }
 
-/* cn__next_message, inline in cn__recv. */
-static inline __attribute__((always_inline)) int next_message(struct cn_sock *s,
-							      struct cn_message *out, int wait_ms)
-{
-	int r = cn__take_deferred(s);
-
-	if (r < 0)
-		return r;
-	for (;;) {
-		if (!cn__rx_pending(s)) {
-			r = rx_read(s, 1, wait_ms == 0 || (s->flags & CN_OPEN_NONBLOCK));
-			if (r < 0)
-				return r;
-		}
-		if (rx_take(s, out, 1, &r))
-			return 0;
-		if (r < 0)
-			return r;
-	}
-}
-
 int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 {
 	return next_message(s, out, wait_ms);
@@ -417,13 +274,7 @@ int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
 
 int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 {
-	if (!cn__backlog_idle(&s->backlog)) {
-		int r = cn__backlog_take(&s->backlog, out);
-
-		if (r != 0)
-			return r < 0 ? r : 0;
-	}
-	return next_message(s, out, (flags & CN_RECV_DONTWAIT) ? 0 : -1);
+	return recv_message(s, out, flags);
 }
 
 int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
@@ -454,12 +305,52 @@ static int recv_batch_kept(struct cn_sock *s, struct cn_message *out, unsigned i
 	return (int)n;
 }
 
-int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
+/*
+ * cn_recv_batch's usual call, on an idle socket (cn__rx_idle): one
+ * recvmmsg (recvfrom for one slot, as rx_read), and its datagrams taken with one test each while they are
+ * simple; the first that is not, and those after it, stay pending for
+ * recv_batch_rest. How many were taken, or -errno.
+ */
+static inline __attribute__((always_inline)) int
+recv_batch_idle(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
+{
+	struct cn_rx *rx = &s->rx;
+	uint32_t k, n = max < rx->nslots ? max : rx->nslots;
+	int got;
+
+	if (n == 1) {
+		ssize_t len = rx_recv_one(s, flags & CN_RECV_DONTWAIT);
+
+		if (len < 0)
+			return (int)len;
+		if (rx_one_simple(rx, len)) {
+			rx_one_take(s, out);
+			return 1;
+		}
+		cn__rx_one_read(rx, len);
+		return 0;
+	}
+	s->st.syscalls++;
+	/* Wait for the first datagram only, then take what is queued. */
+	got = recvmmsg(s->fd, rx->mmsg, n,
+		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
+	if (got < 0)
+		return rx_read_failed(s);
+	s->st.datagrams += (uint64_t)got;
+	k = take_simple(rx, 0, (uint32_t)got, out, 0);
+	s->st.messages += k;
+	/* All taken: the cursor stays where it was, at its end (idle). */
+	if (__builtin_expect(k < (uint32_t)got, 0))
+		cn__rx_walk_from(rx, k, (uint32_t)got);
+	return (int)k;
+}
+
+/* cn_recv_batch after its argument checks, anything but recv_batch_idle. */
+static __attribute__((noinline)) int recv_batch(struct cn_sock *s, struct cn_message *out,
+						unsigned int max, unsigned int flags)
 {
 	int r;
 
-	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
-		return cn_fail(EINVAL);
 	if (!cn__backlog_idle(&s->backlog)) {
 		r = recv_batch_kept(s, out, max);
 		if (r != 0)
@@ -488,6 +379,40 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 		if (n > 0)
 			return (int)n;
 	}
+}
+
+/* recv_batch_idle left datagrams it did not take (the first not simple,
+ * those after it): the walk takes them into out[n..max), or reads again
+ * when it took nothing. */
+static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
+						     unsigned int n, unsigned int max,
+						     unsigned int flags)
+{
+	int r;
+
+	n += rx_take(s, out + n, max - n, &r);
+	if (r < 0) {
+		if (n == 0)
+			return cn_fail(-r);
+		s->deferred_err = r;
+	}
+	return n > 0 ? (int)n : recv_batch(s, out, max, flags);
+}
+
+int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
+{
+	int r;
+
+	if (__builtin_expect(!s || !out || !max || (flags & ~CN_RECV_DONTWAIT), 0))
+		return cn_fail(EINVAL);
+	if (!cn__rx_idle(s))
+		return recv_batch(s, out, max, flags);
+	r = recv_batch_idle(s, out, max, flags);
+	if (r < 0)
+		return cn_fail(-r);
+	if (__builtin_expect(cn__rx_pending(s), 0))
+		return recv_batch_rest(s, out, (unsigned int)r, max, flags);
+	return r;
 }
 
 void cn__keep(struct cn_sock *s, const struct cn_message *m)

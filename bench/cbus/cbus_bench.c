@@ -14,7 +14,7 @@
  *    side in one run.
  * 2. a burst from every CPU at once at the module's defaults: cnbus_test's
  *    0x123.0x458 from process context, then from hard IRQ; the counters'
- *    deltas (inserted, sent, sent_direct, dropped, refused, overflowed) and
+ *    deltas (inserted, sent, dropped, refused, overflowed) and
  *    what the listener received.
  *
  * Usage: cbus_bench COUNT BATCH LEN BURST BURST_IRQ [LARGE_LEN]
@@ -107,7 +107,7 @@ static int wait_drained(struct kstat *k, double timeout_s)
 	for (;;) {
 		if (kstat_get(k))
 			return -EIO;
-		if (!k->queued && k->inserted == k->sent + k->sent_direct + k->dropped)
+		if (!k->queued && k->inserted == k->sent + k->dropped)
 			return 0;
 		if (now_s() > end)
 			return -ETIMEDOUT;
@@ -222,7 +222,7 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 	struct kstat k0, k1;
 	struct cn_message rep;
 	struct cn_msg *m;
-	uint64_t rx0 = rx->burst, ov0 = rx->overruns, ins, sent, direct, dropped;
+	uint64_t rx0 = rx->burst, ov0 = rx->overruns, ins, sent, dropped;
 	double t0;
 	int r;
 
@@ -244,15 +244,13 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 	}
 	ins = k1.inserted - k0.inserted;
 	sent = k1.sent - k0.sent;
-	direct = k1.sent_direct - k0.sent_direct;
 	dropped = k1.dropped - k0.dropped;
-	wait_rx(rx, &rx->burst, rx0 + sent + direct);
+	wait_rx(rx, &rx->burst, rx0 + sent);
 	printf("BENCH burst ctx=%s per_cpu=%u cpus=%u qlen=%u budget=%u inserted=%" PRIu64
 	       " refused=%" PRIu64 " enobufs=%" PRIu64 " overflowed=%" PRIu64 " sent=%" PRIu64
-	       " sent_direct=%" PRIu64 " dropped=%" PRIu64 " received=%" PRIu64 " overruns=%" PRIu64
-	       " wall_s=%.2f\n",
+	       " dropped=%" PRIu64 " received=%" PRIu64 " overruns=%" PRIu64 " wall_s=%.2f\n",
 	       flags & 1 ? "hardirq" : "process", count, res.cpus, k1.cbus_qlen, k1.cbus_budget,
-	       ins, res.refused, res.enobufs, k1.overflowed - k0.overflowed, sent, direct, dropped,
+	       ins, res.refused, res.enobufs, k1.overflowed - k0.overflowed, sent, dropped,
 	       rx->burst - rx0, rx->overruns - ov0, now_s() - t0);
 	return 0;
 }

@@ -28,16 +28,16 @@ struct cn_bus_callback {
 };
 
 /* CBUS counters of one CPU. Once its queue is drained,
- * inserted == sent + sent_direct + dropped; refused inserts are not inserted. */
+ * inserted == sent + dropped; refused inserts are not inserted.
+ * (ABI change: sent_direct, always 0, is gone, with kmod's genl version 2.) */
 struct cn_bus_cpu {
 	uint32_t cpu;
-	uint32_t queued;      /* in the queue now */
-	uint64_t inserted;    /* accepted by cnbus_insert */
-	uint64_t sent;	      /* sent by the CPU's worker */
-	uint64_t sent_direct; /* sent from the inserter (0 since kmod 0.2) */
-	uint64_t dropped;     /* accepted but never sent */
-	uint64_t refused;     /* refused by cnbus_insert (-ENOBUFS: queue full) */
-	uint64_t overflowed;  /* accepted into the overflow budget beyond the ring */
+	uint32_t queued;     /* in the queue now */
+	uint64_t inserted;   /* accepted by cnbus_insert */
+	uint64_t sent;	     /* sent by the CPU's worker */
+	uint64_t dropped;    /* accepted but never sent */
+	uint64_t refused;    /* refused by cnbus_insert (-ENOBUFS: queue full) */
+	uint64_t overflowed; /* accepted into the overflow budget beyond the ring */
 };
 
 /* Why cnbus.ko refused incoming messages (index into cn_bus_info.refused). */
@@ -65,13 +65,14 @@ enum cn_bus_refusal {
 struct cn_bus_info {
 	uint32_t unit; /* netlink unit to pass to cn_open */
 	char version[32];
-	uint32_t groups;       /* multicast groups of the unit */
-	uint32_t max_notify;   /* bound on notification requests */
-	uint32_t notify_count; /* notification requests held now */
-	uint32_t cbus_qlen;    /* per-CPU CBUS ring, in small messages */
-	uint32_t cbus_budget;  /* per-CPU CBUS overflow bytes beyond the ring */
-	uint64_t received;     /* messages received from userspace */
-	uint64_t dispatched;   /* messages that reached a callback or took effect */
+	uint32_t groups;	/* multicast groups of the unit */
+	uint32_t max_notify;	/* bound on notification requests */
+	uint32_t notify_count;	/* notification requests held now */
+	uint32_t cbus_qlen;	/* per-CPU CBUS ring, in small messages */
+	uint32_t cbus_budget;	/* per-CPU CBUS overflow bytes beyond the ring */
+	uint32_t possible_cpus; /* possible CPUs: what ncpus is once all are listed */
+	uint64_t received;	/* messages received from userspace */
+	uint64_t dispatched;	/* messages that reached a callback or took effect */
 	/* received == dispatched + the refused[] except CBUS_SHUTDOWN */
 	uint64_t refused[CN_BUS_REFUSED_COUNT];
 	uint64_t reply_dropped; /* callback replies lost: the receiver's buffer was full */
@@ -83,11 +84,13 @@ struct cn_bus_info {
 
 /*
  * Ask cnbus.ko for its unit, version, callbacks and counters (generic
- * netlink family "cnbus", resolved with libnl-genl-3). On success *info is a
- * new struct cn_bus_info for the caller to free with cn_bus_info_free.
- * Returns 0, -EINVAL (info NULL), -ENOENT when cnbus.ko is not loaded,
- * -EPERM, -EIO, -ENOMEM, or -EBADMSG for a reply that does not parse; on
- * failure *info is NULL.
+ * netlink family "cnbus", resolved with libnl-genl-3): one dump, any number
+ * of callbacks and CPUs. On success *info is a new struct cn_bus_info for
+ * the caller to free with cn_bus_info_free. Returns 0, -EINVAL (info NULL),
+ * -ENOENT when cnbus.ko is not loaded, -EOPNOTSUPP for a cnbus.ko older
+ * than the dump (genl version 1), -EAGAIN when the callbacks kept changing
+ * during 5 dumps in a row, -EPERM, -EIO, -ENOMEM, or -EBADMSG for a dump
+ * that does not parse; on failure *info is NULL.
  */
 CN_EXPORT int cn_bus_query(struct cn_bus_info **info);
 
@@ -99,10 +102,12 @@ CN_EXPORT void cn_bus_info_free(struct cn_bus_info *info);
 CN_EXPORT struct cn_sock *cn_bus_open(const struct cn_open_opts *opts);
 
 /*
- * Parse one generic netlink reply to CNBUS_CMD_GET (what cn_bus_query uses;
- * exposed for tests and fuzzing) into a new *info (free it with
- * cn_bus_info_free). Returns 0, -EINVAL, -EBADMSG, -ENOMEM, or the -errno
- * of an NLMSG_ERROR; on failure *info is NULL.
+ * Parse the messages of a CNBUS_CMD_DUMP dump, laid one after the other in
+ * buf (what cn_bus_query collects; exposed for tests and fuzzing), up to
+ * len or an NLMSG_DONE, into a new *info (free it with cn_bus_info_free).
+ * Returns 0, -EINVAL, -EBADMSG (a message that does not parse, or not
+ * exactly one bus message), -EAGAIN (a message flagged NLM_F_DUMP_INTR),
+ * -ENOMEM, or the -errno of an NLMSG_ERROR; on failure *info is NULL.
  */
 CN_EXPORT int cn_bus_parse_reply(const void *buf, size_t len, struct cn_bus_info **info);
 

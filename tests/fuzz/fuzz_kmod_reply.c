@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * fuzz_kmod_reply.c - libFuzzer target: kmod's generic netlink reply to
- * CNBUS_CMD_GET, parsed by cn_bus_parse_reply (what cn_bus_query uses);
+ * fuzz_kmod_reply.c - libFuzzer target: kmod's generic netlink dump
+ * (CNBUS_CMD_DUMP), parsed by cn_bus_parse_reply (what cn_bus_query uses);
  * every callback and CPU entry is read so ASan sees the array bounds.
  */
 #include <stdint.h>

@@ -127,39 +127,64 @@ static void capture(void)
 	close(fd);
 }
 
-static void kmod_reply(void)
+/* Start a message of kmod's CNBUS_CMD_DUMP dump. */
+static struct nl_msg *dump_msg(void)
 {
 	struct nl_msg *msg = nlmsg_alloc();
-	struct nlattr *cbs, *cb, *cpus, *cpu;
 
-	if (!msg || !genlmsg_put(msg, 0, 1, 0x20, 0, 0, CNBUS_CMD_GET, CNBUS_GENL_VERSION))
+	if (!msg ||
+	    !genlmsg_put(msg, 0, 1, 0x20, 0, NLM_F_MULTI, CNBUS_CMD_DUMP, CNBUS_GENL_VERSION))
 		exit(1);
+	return msg;
+}
+
+/* Append msg (freed) to buf at *len, aligned as in a datagram. */
+static void dump_add(char *buf, size_t *len, struct nl_msg *msg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+
+	memcpy(buf + *len, nlh, nlh->nlmsg_len);
+	*len += NLMSG_ALIGN(nlh->nlmsg_len);
+	nlmsg_free(msg);
+}
+
+static void kmod_reply(void)
+{
+	static char buf[4096];
+	struct nl_msg *msg = dump_msg();
+	struct nlattr *nest;
+	struct nlmsghdr done = { .nlmsg_len = NLMSG_LENGTH(4), .nlmsg_type = NLMSG_DONE };
+	size_t len = 0;
+
 	nla_put_u32(msg, CNBUS_A_UNIT, 5);
 	nla_put_string(msg, CNBUS_A_VERSION, "0.1.0");
 	nla_put_u32(msg, CNBUS_A_GROUPS, 32);
 	nla_put_u32(msg, CNBUS_A_MAX_NOTIFY, 64);
 	nla_put_u32(msg, CNBUS_A_NOTIFY_COUNT, 1);
 	nla_put_u32(msg, CNBUS_A_CBUS_QLEN, 1024);
+	nla_put_u32(msg, CNBUS_A_POSSIBLE_CPUS, 1);
 	nla_put_u64(msg, CNBUS_A_RECEIVED, 12);
 	nla_put_u64(msg, CNBUS_A_DISPATCHED, 11);
-	cbs = nla_nest_start(msg, CNBUS_A_CALLBACKS);
-	cb = nla_nest_start(msg, CNBUS_A_CALLBACK);
+	dump_add(buf, &len, msg);
+	msg = dump_msg();
+	nest = nla_nest_start(msg, CNBUS_A_CALLBACK);
 	nla_put_u32(msg, CNBUS_CB_A_IDX, 0x123);
 	nla_put_u32(msg, CNBUS_CB_A_VAL, 0x456);
 	nla_put_string(msg, CNBUS_CB_A_NAME, "cnbus_test");
-	nla_nest_end(msg, cb);
-	nla_nest_end(msg, cbs);
-	cpus = nla_nest_start(msg, CNBUS_A_CPUS);
-	cpu = nla_nest_start(msg, CNBUS_A_CPU);
+	nla_nest_end(msg, nest);
+	dump_add(buf, &len, msg);
+	msg = dump_msg();
+	nest = nla_nest_start(msg, CNBUS_A_CPU);
 	nla_put_u32(msg, CNBUS_CPU_A_ID, 0);
 	nla_put_u64(msg, CNBUS_CPU_A_INSERTED, 100);
 	nla_put_u64(msg, CNBUS_CPU_A_SENT, 99);
-	nla_put_u64(msg, CNBUS_CPU_A_SENT_DIRECT, 1);
-	nla_put_u64(msg, CNBUS_CPU_A_DROPPED, 0);
+	nla_put_u64(msg, CNBUS_CPU_A_DROPPED, 1);
 	nla_put_u32(msg, CNBUS_CPU_A_QUEUED, 0);
-	nla_nest_end(msg, cpu);
-	nla_nest_end(msg, cpus);
-	put("fuzz_kmod_reply", "get-reply", nlmsg_hdr(msg), nlmsg_hdr(msg)->nlmsg_len);
+	nla_nest_end(msg, nest);
+	dump_add(buf, &len, msg);
+	memcpy(buf + len, &done, sizeof(done));
+	len += NLMSG_LENGTH(4);
+	put("fuzz_kmod_reply", "dump", buf, len);
 	{
 		struct {
 			struct nlmsghdr h;
@@ -169,7 +194,6 @@ static void kmod_reply(void)
 
 		put("fuzz_kmod_reply", "error-eperm", &err, sizeof(err));
 	}
-	nlmsg_free(msg);
 }
 
 int main(int argc, char **argv)

@@ -39,19 +39,19 @@ static void kmod_usage(FILE *f)
 		"netlink family \"cnbus\": the netlink unit it serves (what --kmod uses in\n"
 		"the other commands), version, groups, bounds, registered callbacks,\n"
 		"messages received and dispatched, callback replies dropped because the\n"
-		"receiver was full, per-CPU CBUS counters (queued, inserted, sent by the\n"
-		"worker, sent directly (0 since kmod 0.2), dropped, refused with ENOBUFS,\n"
-		"overflowed beyond the ring) and why messages were refused.\n"
+		"receiver was full, per-CPU CBUS counters of every possible CPU (queued,\n"
+		"inserted, sent by the worker, dropped, refused with ENOBUFS, overflowed\n"
+		"beyond the ring) and why messages were refused. Read as one generic\n"
+		"netlink dump: any number of callbacks and CPUs.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json   one JSON object: unit, version, groups, max_notify,\n"
-		"               notify_count, cbus_qlen, cbus_budget, received,\n"
-		"               dispatched, reply_dropped, refused {short, truncated,\n"
-		"               bad_len, oversize, no_callback, notify_inval, notify_perm,\n"
-		"               notify_full, cbus_shutdown, notify_exists, notify_noent,\n"
-		"               nomem},\n"
-		"               callbacks [{idx, val, name}], cpus [{cpu,\n"
-		"               queued, inserted, sent, sent_direct, dropped, refused,\n"
+		"               notify_count, cbus_qlen, cbus_budget, possible_cpus,\n"
+		"               received, dispatched, reply_dropped, refused {short,\n"
+		"               truncated, bad_len, oversize, no_callback, notify_inval,\n"
+		"               notify_perm, notify_full, cbus_shutdown, notify_exists,\n"
+		"               notify_noent, nomem}, callbacks [{idx, val, name}],\n"
+		"               cpus [{cpu, queued, inserted, sent, dropped, refused,\n"
 		"               overflowed}]\n"
 		"  -h, --help   this help\n"
 		"      --version  cnctl's version\n"
@@ -66,11 +66,12 @@ static void print_json(const struct cn_bus_info *in)
 	printf("{\"unit\":%u,\"version\":", in->unit);
 	json_string(stdout, in->version, sizeof(in->version));
 	printf(",\"groups\":%u,\"max_notify\":%u,\"notify_count\":%u,\"cbus_qlen\":%u,"
-	       "\"cbus_budget\":%u,\"received\":%llu,\"dispatched\":%llu,\"reply_dropped\":%llu,"
+	       "\"cbus_budget\":%u,\"possible_cpus\":%u,\"received\":%llu,\"dispatched\":%llu,"
+	       "\"reply_dropped\":%llu,"
 	       "\"refused\":{",
 	       in->groups, in->max_notify, in->notify_count, in->cbus_qlen, in->cbus_budget,
-	       (unsigned long long)in->received, (unsigned long long)in->dispatched,
-	       (unsigned long long)in->reply_dropped);
+	       in->possible_cpus, (unsigned long long)in->received,
+	       (unsigned long long)in->dispatched, (unsigned long long)in->reply_dropped);
 	for (int i = 0; i < CN_BUS_REFUSED_COUNT; i++)
 		printf("%s\"%s\":%llu", i ? "," : "", refusal_names[i],
 		       (unsigned long long)in->refused[i]);
@@ -86,13 +87,11 @@ static void print_json(const struct cn_bus_info *in)
 	for (uint32_t i = 0; i < in->ncpus; i++) {
 		const struct cn_bus_cpu *c = &in->cpus[i];
 
-		printf(
-		    "%s{\"cpu\":%u,\"queued\":%u,\"inserted\":%llu,\"sent\":%llu,"
-		    "\"sent_direct\":%llu,\"dropped\":%llu,\"refused\":%llu,\"overflowed\":%llu}",
-		    i ? "," : "", c->cpu, c->queued, (unsigned long long)c->inserted,
-		    (unsigned long long)c->sent, (unsigned long long)c->sent_direct,
-		    (unsigned long long)c->dropped, (unsigned long long)c->refused,
-		    (unsigned long long)c->overflowed);
+		printf("%s{\"cpu\":%u,\"queued\":%u,\"inserted\":%llu,\"sent\":%llu,"
+		       "\"dropped\":%llu,\"refused\":%llu,\"overflowed\":%llu}",
+		       i ? "," : "", c->cpu, c->queued, (unsigned long long)c->inserted,
+		       (unsigned long long)c->sent, (unsigned long long)c->dropped,
+		       (unsigned long long)c->refused, (unsigned long long)c->overflowed);
 	}
 	fputs("]}\n", stdout);
 }
@@ -109,17 +108,18 @@ static void print_text(const struct cn_bus_info *in)
 	for (uint32_t i = 0; i < in->ncallbacks; i++)
 		printf("  0x%x.0x%x  %.*s\n", in->callbacks[i].idx, in->callbacks[i].val,
 		       (int)sizeof(in->callbacks[i].name), in->callbacks[i].name);
-	printf("cbus (ring of %u small messages + %u bytes of overflow per cpu):\n", in->cbus_qlen,
-	       in->cbus_budget);
-	printf("  %4s %8s %12s %12s %12s %10s %10s %12s\n", "CPU", "QUEUED", "INSERTED", "SENT",
-	       "SENT_DIRECT", "DROPPED", "REFUSED", "OVERFLOWED");
+	printf("cbus (ring of %u small messages + %u bytes of overflow per cpu), %u of %u possible "
+	       "cpus:\n",
+	       in->cbus_qlen, in->cbus_budget, in->ncpus, in->possible_cpus);
+	printf("  %4s %8s %12s %12s %10s %10s %12s\n", "CPU", "QUEUED", "INSERTED", "SENT",
+	       "DROPPED", "REFUSED", "OVERFLOWED");
 	for (uint32_t i = 0; i < in->ncpus; i++) {
 		const struct cn_bus_cpu *c = &in->cpus[i];
 
-		printf("  %4u %8u %12llu %12llu %12llu %10llu %10llu %12llu\n", c->cpu, c->queued,
+		printf("  %4u %8u %12llu %12llu %10llu %10llu %12llu\n", c->cpu, c->queued,
 		       (unsigned long long)c->inserted, (unsigned long long)c->sent,
-		       (unsigned long long)c->sent_direct, (unsigned long long)c->dropped,
-		       (unsigned long long)c->refused, (unsigned long long)c->overflowed);
+		       (unsigned long long)c->dropped, (unsigned long long)c->refused,
+		       (unsigned long long)c->overflowed);
 	}
 	fputs("refused:", stdout);
 	for (int i = 0; i < CN_BUS_REFUSED_COUNT; i++)

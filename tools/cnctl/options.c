@@ -57,6 +57,17 @@ static const struct cnctl_option options[] = {
 	{ "timeout", required_argument, 't', PROC | LISTEN | REQUEST | NOTIFY },
 	{ "unit", required_argument, 'u', SEND | LISTEN | REQUEST | NOTIFY },
 	{ "val", required_argument, 'V', NOTIFY },
+	/* cnctl proc's filters and columns (proc_filter.c) */
+	{ "pid", required_argument, 'p', PROC },
+	{ "tree", no_argument, 'P', PROC },
+	{ "pgrp", required_argument, 'g', PROC },
+	{ "uid", required_argument, 'U', PROC },
+	{ "user", required_argument, 'U', PROC },
+	{ "comm", required_argument, 'C', PROC },
+	{ "no-threads", no_argument, 'H', PROC },
+	{ "threads", no_argument, 'W', PROC },
+	{ "extra", no_argument, 'x', PROC },
+	{ "prompt", no_argument, 'L', PROC },
 	{ "version", no_argument, CNCTL_OPT_VERSION, ALL },
 };
 

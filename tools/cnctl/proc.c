@@ -15,11 +15,14 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +35,9 @@
 #define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
+#define PROC_COALESCE_MAX_US   50000	  /* the longest nap between reads (not on a terminal) */
+#define PROC_COALESCE_MIN_RATE 1000	  /* events per second below which no nap is taken */
+#define PROC_EVENT_TRUESIZE    1024	  /* receive buffer bytes an event takes, rounded up */
 
 /* What the tracker needs to know every task's name and start. */
 #define PROC_TRACK_MASK (CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_EXIT | CN_PROC_COMM)
@@ -41,43 +47,57 @@ static void proc_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cnctl proc [--json] [--events LIST] [--stats] [--count N]\n"
+		"                  [--pid PID [--tree]] [--pgrp PGID] [--uid UID|--user NAME]\n"
+		"                  [--comm GLOB] [--no-threads] [--extra] [--prompt]\n"
 		"                  [--timeout DURATION] [--time clock|iso|mono]\n"
 		"                  [--color auto|always|never] [--rcvbuf BYTES] [--quiet]\n"
 		"\n"
 		"Print process events (fork, exec, uid, gid, sid, ptrace, comm, coredump,\n"
 		"exit) from the kernel's proc connector as they happen, one line each:\n"
 		"\n"
-		"  TIME  EVENT  PID  PPID  LIFETIME  PROCESS\n"
+		"  TIME  EVENT  PID  PPID  [USER]  LIFETIME  PROCESS\n"
 		"\n"
 		"EVENT is clone for a new thread (fork for a new process). PROCESS is the\n"
-		"task's name; for exec the command line, read from /proc at once, or the\n"
-		"name in brackets when the process was gone before it could be read\n"
-		"([name?]: gone before its new name was known either). [?]: a task whose\n"
+		"process's command line (read from /proc at its exec, or when cnctl\n"
+		"started; a child shows its parent's until it execs), else its name; for\n"
+		"an exec whose process was gone before it could be read, the name in\n"
+		"brackets ([name?]: gone before its new name was known either); for comm,\n"
+		"old -> new name. On a terminal a line ends at its edge (the width is\n"
+		"read again when the terminal is resized). [?]: a task whose\n"
 		"start was not seen since cnctl started (events lost). LIFETIME, on exit\n"
 		"lines: from fork to exit; '>' from exec (the fork was not seen), '~' from\n"
 		"the start time in /proc (the task was running when cnctl started).\n"
 		"Non-zero exits are red on a terminal.\n"
 		"\n"
 		"Options:\n"
-		"  -j, --json           one JSON object per line instead of a table; keys:\n"
-		"                       event, cpu, seq, timestamp_ns (CLOCK_MONOTONIC\n"
-		"                       nanoseconds, the kernel's ktime_get_ns), pid,\n"
-		"                       tgid, thread (true for threads), comm, and per\n"
-		"                       event: parent_pid, parent_tgid (fork, exit,\n"
-		"                       coredump), parent_comm (fork); argv (exec, when\n"
-		"                       still readable); exit_code (raw wait status),\n"
-		"                       exit_signal, status (\"exited\" with exit_status,\n"
-		"                       or \"killed\" with term_signal, term_signal_name,\n"
-		"                       core_dumped), lifetime_ns, lifetime_from (fork,\n"
-		"                       exec or scan) (exit); ruid, euid (uid); rgid, egid\n"
-		"                       (gid); comm (comm: the new name); tracer_pid,\n"
-		"                       tracer_tgid, ptrace_op (ptrace)\n"
-		"  -e, --events LIST    only these event types, comma-separated: fork, exec,\n"
-		"                       uid, gid, sid, ptrace, comm, coredump, exit,\n"
-		"                       nonzero_exit (exits with a non-zero status), all.\n"
-		"                       Filtered in the kernel where it can (Linux >= 6.6);\n"
-		"                       fork, exec, exit and comm are still received, for\n"
-		"                       names and lifetimes\n"
+		"  -j, --json           one JSON object per line on stdout, for everything:\n"
+		"                       events, loss reports, the summary, messages; the\n"
+		"                       \"type\" key tells them apart, \"schema\" is the\n"
+		"                       schema's version; every key: cnctl(1), section\n"
+		"                       JSON output of proc\n"
+		"  -e, --events LIST    only these event types, comma-separated: fork (new\n"
+		"                       processes), clone (new threads), exec, uid, gid,\n"
+		"                       sid, ptrace, comm, coredump, exit, nonzero_exit\n"
+		"                       (exits with a non-zero status), all; forkstat's\n"
+		"                       names core and ptrce too. Filtered in the kernel\n"
+		"                       where it can (Linux >= 6.6); fork, exec, exit and\n"
+		"                       comm are still received, for names and lifetimes\n"
+		"  -p, --pid PID        only events of process PID (and the forks it makes)\n"
+		"  -P, --tree           with --pid: PID and all its descendants, followed as\n"
+		"                       they fork (running ones found at start)\n"
+		"  -g, --pgrp PGID      only processes of process group PGID (as of their\n"
+		"                       fork or last exec: setpgid sends no event)\n"
+		"  -U, --uid UID, --user NAME\n"
+		"                       only processes of this effective user\n"
+		"  -C, --comm GLOB      only processes whose name (comm) matches GLOB\n"
+		"                       (fnmatch; a rename matches by either name)\n"
+		"  -H, --no-threads     no thread events (clone, a thread's exit, rename...)\n"
+		"      --threads        thread events shown (the default)\n"
+		"  -x, --extra          a USER column (the effective user; JSON: uid, user)\n"
+		"  -L, --prompt         off a terminal too, read each event as it comes: the\n"
+		"                       command lines of processes that live less than\n"
+		"                       50 ms are caught, at several times the CPU time in\n"
+		"                       a storm (default off a terminal: reads in naps)\n"
 		"  -S, --stats          at exit, a table per command: forks, clones, execs,\n"
 		"                       exits, failed (non-zero) exits and exits lost\n"
 		"  -n, --count N        exit after printing N events (1 to 2^64-1)\n"
@@ -92,16 +112,17 @@ static void proc_usage(FILE *f)
 		"                       set or TERM is dumb), always or never\n"
 		"  -r, --rcvbuf BYTES   socket receive buffer (suffix K, M, G allowed); a\n"
 		"                       larger buffer rides out bursts (forced as root)\n"
-		"  -q, --quiet          no 'listening' line, loss reports or summary on stderr\n"
+		"  -q, --quiet          no 'listening' line, loss reports or summary (--json:\n"
+		"                       no start and summary objects; loss is always told)\n"
 		"  -h, --help           this help\n"
 		"      --version        cnctl's version\n"
 		"\n"
-		"Lost events are reported on stderr at most once a second with exact\n"
-		"totals. After a loss cnctl rescans /proc, so names stay right, and counts\n"
-		"the exits it missed. At exit (--count, --timeout, SIGINT, SIGTERM) a\n"
-		"summary gives events printed, events lost (per-CPU sequence gaps; 'gaps\n"
-		"not tracked: kernel filter' when the kernel filters, since its filtered\n"
-		"events leave gaps too) and receive buffer overruns.\n"
+		"Lost events are reported on stderr (--json: stdout) at most once a\n"
+		"second with exact totals. After a loss cnctl rescans /proc, so names\n"
+		"stay right, and counts the exits it missed. At exit (--count,\n"
+		"--timeout, SIGINT, SIGTERM) a summary gives events printed, events lost\n"
+		"(per-CPU sequence gaps; 'gaps not tracked: kernel filter' when the\n"
+		"kernel filters, since its filtered\n"		"events leave gaps too) and receive buffer overruns.\n"
 		"\n"
 		"Whether a user without privileges may listen is the kernel's choice:\n"
 		"Linux 6.6 and later allow it, older kernels (and some builds) ask\n"
@@ -112,25 +133,6 @@ static void proc_usage(FILE *f)
 		"CAP_NET_ADMIN), 4 no proc connector.\n");
 }
 /* clang-format on */
-
-/* Find the first bad item of an --events list for the error message. */
-static void bad_events_item(const char *list, char *item, size_t size)
-{
-	const char *p = list;
-
-	snprintf(item, size, "%s", list);
-	for (;;) {
-		size_t n = strcspn(p, ",");
-		uint32_t m;
-
-		snprintf(item, size, "%.*s", (int)n, p);
-		if (n == 0 || cn_proc_parse_mask(item, &m) < 0)
-			return;
-		if (p[n] == '\0')
-			return;
-		p += n + 1;
-	}
-}
 
 static int color_wanted(const char *when)
 {
@@ -154,22 +156,68 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 	cnctl_getopt_init(&g, CNCTL_CMD_PROC);
 	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case 'e':
-			o->events = optarg;
-			if (cn_proc_parse_mask(optarg, &o->mask) < 0) {
-				char item[64];
+		case 'e': {
+			char item[64];
 
+			o->events = optarg;
+			if (proc_parse_events(optarg, o, item, sizeof(item)) < 0) {
 				if (!optarg[0])
 					return cnctl_usage_err("proc", "invalid --events value '': "
 								       "empty list");
-				bad_events_item(optarg, item, sizeof(item));
 				return cnctl_usage_err(
 				    "proc",
-				    "invalid --events value '%s': %s '%s' (known: fork, exec, uid, "
-				    "gid, sid, ptrace, comm, coredump, exit, nonzero_exit, all)",
+				    "invalid --events value '%s': %s '%s' (known: fork, clone, "
+				    "exec, "
+				    "uid, gid, sid, ptrace, comm, coredump, exit, nonzero_exit, "
+				    "all; "
+				    "forkstat's core, ptrce)",
 				    optarg, item[0] ? "unknown event type" : "empty item in",
 				    item[0] ? item : optarg);
 			}
+			break;
+		}
+		case 'p':
+		case 'g': {
+			uint64_t v;
+
+			if (cnctl_parse_uint(optarg, 1, INT32_MAX, &v) < 0)
+				return cnctl_usage_err("proc",
+						       "invalid --%s value '%s': expected a %s "
+						       "(1 to 2147483647)",
+						       c == 'p' ? "pid" : "pgrp", optarg,
+						       c == 'p' ? "process id"
+								: "process group id");
+			if (c == 'p')
+				o->pid = (pid_t)v;
+			else
+				o->pgrp = (pid_t)v;
+			break;
+		}
+		case 'P':
+			o->tree = 1;
+			break;
+		case 'U':
+			if (proc_parse_user(optarg, &o->uid) < 0)
+				return cnctl_usage_err("proc",
+						       "invalid --uid/--user value '%s': not a uid "
+						       "and no such user",
+						       optarg);
+			o->uid_set = 1;
+			break;
+		case 'C':
+			o->comm = optarg;
+			break;
+		case 'H':
+			o->no_threads = 1;
+			break;
+		case 'W':
+			o->no_threads = 0;
+			break;
+		case 'x':
+			o->user_column = 1;
+			break;
+		case 'L':
+			o->prompt = 1;
 			break;
 		case 'S':
 			o->stats = 1;
@@ -208,6 +256,9 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 	}
 	if (optind < argc)
 		return cnctl_usage_err("proc", "unexpected argument '%s'", argv[optind]);
+	if (o->tree && !o->pid)
+		return cnctl_usage_err("proc", "--tree needs --pid PID (whose tree)");
+	o->need_uid = o->user_column || o->uid_set;
 	o->color = !o->common.json && color_wanted(color) > 0;
 	return 0;
 }
@@ -238,17 +289,6 @@ static int64_t realtime_offset(void)
 	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
 }
 
-/* Is ev one the user asked to see? (The socket may receive more: what the
- * tracker needs.) */
-static int wanted(uint32_t mask, const struct cn_proc_event *ev)
-{
-	uint32_t what = (uint32_t)ev->what;
-
-	if (mask == 0 || (mask & what))
-		return 1;
-	return what == CN_PROC_EXIT && (mask & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
-}
-
 static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change, void *arg)
 {
 	struct proc_state *st = arg;
@@ -256,8 +296,11 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
 	if (change == CN_PROC_VANISHED) {
 		st->vanished++;
 		proc_stats_vanished(st, e);
+		if (e->pid == e->tgid)
+			proc_info_remove(st, e->tgid);
 	} else {
 		st->appeared++;
+		proc_info_appeared(st, e);
 	}
 }
 
@@ -271,11 +314,12 @@ static void resync(struct proc_state *st)
 		return; /* kept as needing a sync: tried again next time */
 	st->resyncs++;
 	if (!st->o->common.quiet && st->resyncs <= 3)
-		cnctl_err("resynchronized with /proc after lost events: %llu tasks appeared, "
-			  "%llu vanished unseen%s",
-			  (unsigned long long)(st->appeared - app),
-			  (unsigned long long)(st->vanished - van),
-			  st->resyncs == 3 ? " (further resyncs: in the summary)" : "");
+		proc_message(st, "resync",
+			     "resynchronized with /proc after lost events: %llu tasks appeared, "
+			     "%llu vanished unseen%s",
+			     (unsigned long long)(st->appeared - app),
+			     (unsigned long long)(st->vanished - van),
+			     st->resyncs == 3 ? " (further resyncs: in the summary)" : "");
 }
 
 /* Handle one batch of messages. Returns 1 when --count is reached, else 0. */
@@ -286,13 +330,15 @@ static int handle_batch(const struct cn_message *msgs, int n, struct proc_state 
 
 	for (int i = 0; i < n; i++) {
 		const struct cn_proc_entry *e, *pe = NULL;
+		struct proc_info *p;
+		char old_comm[16];
 		int r;
 
 		/* cn_proc_handle leaves ev untouched for messages of other ids. */
 		ev.lost_before = 0;
 		r = cn_proc_handle(st->s, &msgs[i], &ev);
 		if (r < 0) {
-			cnctl_err("malformed proc event skipped: %s", strerror(-r));
+			proc_message(st, "error", "malformed proc event skipped: %s", strerror(-r));
 			continue;
 		}
 		if (ev.lost_before) {
@@ -302,15 +348,25 @@ static int handle_batch(const struct cn_message *msgs, int n, struct proc_state 
 		}
 		if (r == 0)
 			continue;
+		if (ev.what == CN_PROC_COMM) {
+			/* The old name, before the tracker takes the new one. */
+			e = cn_proc_tracker_find(st->t, ev.pid);
+			snprintf(old_comm, sizeof(old_comm), "%s", e ? e->comm : "");
+		}
 		e = cn_proc_tracker_event(st->t, &ev);
 		if (ev.what == CN_PROC_FORK)
 			pe = cn_proc_tracker_find(st->t,
 						  ev.pid != ev.tgid ? ev.tgid : ev.parent_pid);
+		p = proc_info_event(st, &ev);
 		proc_stats_event(st, &ev, e);
-		if (!wanted(o->mask, &ev))
-			continue;
-		proc_print_event(stdout, st, &ev, e, pe);
-		st->printed++;
+		if (proc_wanted(st, &ev, e, p, ev.what == CN_PROC_COMM ? old_comm : NULL)) {
+			proc_print_event(stdout, st, &ev, e, pe, p,
+					 ev.what == CN_PROC_COMM ? old_comm : NULL);
+			st->printed++;
+		}
+		/* A process's exit: its entry goes (a thread's: not yet). */
+		if (ev.what == CN_PROC_EXIT && ev.pid == ev.tgid)
+			proc_info_remove(st, ev.tgid);
 		if (o->common.count && st->printed >= o->common.count)
 			return 1;
 	}
@@ -335,24 +391,108 @@ static int flushed(int r)
 	return CNCTL_EXIT_ERROR;
 }
 
+static volatile sig_atomic_t winch = 1; /* 1: read the width at the start */
+
+static void on_winch(int sig)
+{
+	(void)sig;
+	winch = 1;
+}
+
+/* The room for the PROCESS column: the terminal's width, read again after
+ * a SIGWINCH (a resized terminal). */
+static void read_width(struct proc_state *st)
+{
+	struct winsize ws;
+
+	winch = 0;
+	st->width = 0;
+	if (!st->o->common.json && isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		st->width = proc_line_width(st->o, ws.ws_col);
+}
+
+/* Wait until the socket is readable, at most timeout_ms (< 0: a second).
+ * A plain poll, no signal mask juggling (three system calls less per
+ * wakeup): a SIGINT or SIGTERM landing between the caller's check of
+ * cnctl_stop and the poll is seen when the poll ends, within a second. */
+static int wait_events(int fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (timeout_ms < 0 || timeout_ms > 1000)
+		timeout_ms = 1000;
+	if (cnctl_stop)
+		return 0;
+	if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+		return -errno;
+	return 0;
+}
+
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* How long to nap before the next read so that it finds more than one
+ * event: a wakeup costs more than an event (two context switches in a
+ * VM), so waking once per event is what made a trickle expensive. The nap
+ * lets at most a quarter of the receive buffer fill at the rate of the
+ * last read (n events in dt_us), and never exceeds PROC_COALESCE_MAX_US:
+ * a burst four times faster than that can still overrun, and is then
+ * counted and reported like any overrun. Below PROC_COALESCE_MIN_RATE
+ * there is no nap: wakeups are few anyway, and a process that lives
+ * shorter than a nap would show as [name?] (its /proc entry gone). */
+static int64_t coalesce_us(const struct proc_state *st, int n, int64_t dt_us)
+{
+	int64_t room = st->rcvbuf_bytes / 4 / PROC_EVENT_TRUESIZE; /* events */
+
+	if (n <= 0 || dt_us <= 0 || room <= 0)
+		return 0;
+	if ((int64_t)n * 1000000 < PROC_COALESCE_MIN_RATE * dt_us)
+		return 0;
+	if (room * dt_us / n > PROC_COALESCE_MAX_US)
+		return PROC_COALESCE_MAX_US;
+	return room * dt_us / n;
+}
+
 static int run(struct proc_state *st)
 {
 	const struct proc_opts *o = st->o;
 	struct cn_message msgs[PROC_BATCH];
 	int64_t last_flush = coarse_ms();
 	int64_t deadline = o->timeout_ms >= 0 ? cnctl_now_ms() + o->timeout_ms : -1;
+	/* A person at a terminal sees each line at once; a file or a pipe
+	 * gets what came within PROC_FLUSH_MS in one write. */
+	int eager = isatty(STDOUT_FILENO);
 	int fd = cn_fd(st->s);
+	int drained = 0; /* the last receive took less than a batch */
+	int64_t last_read_us = mono_us(), nap_us = 0;
 	int r;
 
 	if (!o->common.json)
 		proc_print_header(stdout, o);
 	while (!cnctl_stop) {
-		int n = cn_recv_batch(st->s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
 		int64_t now;
+		int n, wait;
 
+		if (winch)
+			read_width(st);
+		n = drained ? -EAGAIN : cn_recv_batch(st->s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
+		drained = 0;
 		if (n > 0) {
 			if (handle_batch(msgs, n, st))
 				return flushed(flush_out()); /* --count reached */
+			drained = n < PROC_BATCH;
+			if (drained && !eager && !o->prompt) {
+				int64_t t = mono_us();
+
+				nap_us = coalesce_us(st, n, t - last_read_us);
+				last_read_us = t;
+			}
 			/* Under a sustained stream the socket never runs dry:
 			 * still hand the reader what we have every so often. */
 			now = coarse_ms();
@@ -380,21 +520,46 @@ static int run(struct proc_state *st)
 				return r;
 			continue;
 		}
-		/* Nothing pending: catch up with /proc if blind, let the
-		 * reader see what we have. */
-		if (cn_proc_tracker_needs_sync(st->t))
+		/* Nothing pending (or, after a short batch, most likely
+		 * nothing): catch up with /proc if blind, report loss, hand
+		 * the reader what is due, sleep. */
+		if (cn_proc_tracker_needs_sync(st->t)) {
 			resync(st);
+			drained = 0; /* the scan took a while: look again */
+			continue;
+		}
 		proc_loss_report(st, 0);
-		r = flush_out();
-		if (r)
-			return flushed(r);
+		if (nap_us > 0) {
+			struct timespec ts = { nap_us / 1000000, (long)(nap_us % 1000000) * 1000 };
+
+			/* SIGINT/SIGTERM end it early (EINTR): cnctl_stop is
+			 * seen at the loop's top. */
+			nanosleep(&ts, NULL);
+			nap_us = 0;
+			continue;
+		}
+		now = coarse_ms();
+		wait = -1;
+		if (__fpending(stdout)) {
+			if (eager || now - last_flush >= PROC_FLUSH_MS) {
+				r = flush_out();
+				if (r)
+					return flushed(r);
+				last_flush = now;
+			} else {
+				wait = (int)(PROC_FLUSH_MS - (now - last_flush));
+			}
+		}
 		now = cnctl_now_ms();
 		if (deadline >= 0 && now >= deadline)
 			break;
-		r = cnctl_wait_readable(fd, deadline >= 0 ? (int)(deadline - now) : -1);
-		last_flush = coarse_ms();
+		if (deadline >= 0 && (wait < 0 || deadline - now < wait))
+			wait = (int)(deadline - now);
+		r = wait_events(fd, wait);
+		last_read_us = mono_us();
 		if (r < 0) {
-			cnctl_err("poll: %s", strerror(-r));
+			proc_message(st, "error", "poll: %s", strerror(-r));
+			flush_out();
 			return CNCTL_EXIT_ERROR;
 		}
 	}
@@ -408,9 +573,14 @@ int cnctl_proc(int argc, char **argv)
 	struct proc_state st = { .o = &o };
 	struct cn_open_opts oo = { .sz = sizeof(oo), .batch = PROC_BATCH };
 	static char outbuf[PROC_STDOUT_BUF];
+	struct sigaction sa = { .sa_handler = on_winch, .sa_flags = SA_RESTART };
+	FILE *real_stderr = stderr, *captured = NULL;
+	char *errs = NULL;
+	size_t errs_len = 0;
 	uint32_t listen_mask;
 	int r, ret, filter;
 
+	o.show = PROC_SHOW_ALL;
 	r = parse_opts(argc, argv, &o);
 	if (r)
 		return r < 0 ? CNCTL_EXIT_OK : r;
@@ -418,14 +588,32 @@ int cnctl_proc(int argc, char **argv)
 	r = cnctl_install_signals();
 	if (r)
 		return r;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGWINCH, &sa, NULL);
+	/* With --json every line is JSON, stderr too where it is no
+	 * terminal (the journal takes both): what cnctl's common code says
+	 * there is caught and written as "error" objects at the end. */
+	if (o.common.json && !isatty(STDERR_FILENO)) {
+		captured = open_memstream(&errs, &errs_len);
+		if (captured)
+			stderr = captured;
+	}
+	st.tm_secs = st.utc_secs = -1;
 
 	oo.rcvbuf = o.common.rcvbuf;
 	st.s = cn_open(NETLINK_CONNECTOR, &oo);
 	if (!st.s)
 		return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
 	cnctl_set_rcvbuf(st.s, o.common.rcvbuf);
+	{
+		int sz = 0;
+		socklen_t len = sizeof(sz);
+
+		if (getsockopt(cn_fd(st.s), SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0)
+			st.rcvbuf_bytes = sz;
+	}
 	st.t = cn_proc_tracker_new(NULL);
-	if (!st.t || proc_stats_init(&st) < 0) {
+	if (!st.t || proc_stats_init(&st) < 0 || proc_info_init(&st) < 0) {
 		cnctl_err("process table: %s", strerror(errno));
 		ret = CNCTL_EXIT_ERROR;
 		goto out;
@@ -462,25 +650,18 @@ int cnctl_proc(int argc, char **argv)
 	 * both, and the events that follow are applied on top. */
 	r = cn_proc_tracker_sync(st.t, NULL, NULL);
 	if (r < 0)
-		cnctl_err("reading /proc: %s (names appear as tasks start)", strerror(-r));
+		proc_message(&st, "error", "reading /proc: %s (names appear as tasks start)",
+			     strerror(-r));
+	proc_info_scan(&st);
 	st.realtime_offset_ns = realtime_offset();
-	{
-		struct winsize ws;
-
-		/* The columns before PROCESS: time, event, pid, ppid, lifetime. */
-		size_t used = (o.time_fmt == PROC_TIME_ISO ? 32 : 15) + 37;
-
-		if (!o.common.json && isatty(STDOUT_FILENO) &&
-		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > used + 10)
-			st.width = ws.ws_col - used;
-	}
 	if (!o.common.quiet) {
 		const char *how = "";
 
 		if (filter > 0)
 			how = st.kernel_filter ? ", filtered in the kernel"
 					       : ", filtered in userspace";
-		cnctl_err("listening for proc events (%s%s)", o.mask ? o.events : "all", how);
+		proc_message(&st, "start", "listening for proc events (%s%s)",
+			     o.events ? o.events : "all", how);
 	}
 
 	ret = run(&st);
@@ -491,11 +672,32 @@ int cnctl_proc(int argc, char **argv)
 		if (ret == CNCTL_EXIT_OK)
 			ret = flushed(flush_out());
 	}
-	if (!o.common.quiet) {
-		proc_loss_report(&st, 1);
+	proc_loss_report(&st, 1); /* quiet only in the table's mode */
+	if (!o.common.quiet)
 		proc_summary(&st);
-	}
+	if (o.common.json && fflush(stdout) != 0 && ret == CNCTL_EXIT_OK)
+		ret = CNCTL_EXIT_ERROR;
 out:
+	if (captured) {
+		/* The caught messages, one "error" object per line. */
+		stderr = real_stderr;
+		fclose(captured);
+		for (char *line = errs, *nl; line && *line; line = nl ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			if (nl)
+				*nl = '\0';
+			if (!strncmp(line, "cnctl: ", 7))
+				line += 7;
+			proc_json_head(stdout, "error");
+			fputs(",\"message\":", stdout);
+			json_string(stdout, line, strlen(line));
+			fprintf(stdout, ",\"exit_status\":%d}\n", ret);
+		}
+		free(errs);
+		if (fflush(stdout) != 0 && ret == CNCTL_EXIT_OK)
+			ret = CNCTL_EXIT_ERROR;
+	}
+	proc_info_free(&st);
 	proc_stats_free(&st);
 	cn_proc_tracker_free(st.t);
 	cn_close(st.s);

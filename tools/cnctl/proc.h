@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * proc.h - what `cnctl proc`'s files share: options, the state of a run,
- * line output (proc_line.c) and the per-command statistics and loss
- * reports (proc_stats.c).
+ * line output (proc_line.c), the per-command statistics and loss
+ * reports (proc_stats.c), what is known of each process beyond the tracker
+ * (proc_info.c) and which events are printed (proc_filter.c).
  */
 #ifndef CNCTL_PROC_H
 #define CNCTL_PROC_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <libcn.h>
 
@@ -20,14 +23,72 @@ enum proc_time_fmt {
 	PROC_TIME_MONO,	 /* 12345.678901: CLOCK_MONOTONIC seconds, as timestamp_ns */
 };
 
+/* The version of the JSON lines' schema (the "schema" key; cnctl(1)):
+ * raised when a key changes meaning or goes, not when one is added. */
+#define PROC_JSON_SCHEMA 2
+
+/* Argument bytes of a command line kept (as /proc/PID/cmdline gives them);
+ * a longer one is cut there and said to be (argv_truncated). */
+#define PROC_ARGV_MAX 4096
+
+/* The width of the table's EVENT column: the longest name, "coredump". */
+#define PROC_EVENT_WIDTH 8
+
+/* Which events are shown (--events): cnctl's names, and forkstat's. */
+#define PROC_SHOW_FORK	       0x001u /* a new process */
+#define PROC_SHOW_CLONE	       0x002u /* a new thread */
+#define PROC_SHOW_EXEC	       0x004u
+#define PROC_SHOW_EXIT	       0x008u
+#define PROC_SHOW_NONZERO_EXIT 0x010u /* exits with a non-zero status only */
+#define PROC_SHOW_UID	       0x020u
+#define PROC_SHOW_GID	       0x040u
+#define PROC_SHOW_SID	       0x080u
+#define PROC_SHOW_PTRACE       0x100u
+#define PROC_SHOW_COMM	       0x200u
+#define PROC_SHOW_COREDUMP     0x400u
+#define PROC_SHOW_ALL	       0x7ffu
+
 struct proc_opts {
 	struct cnctl_opts common; /* json, quiet, count, rcvbuf */
-	uint32_t mask;		  /* types to print; 0: every type */
+	uint32_t mask;		  /* kernel types asked for (CN_PROC_*); 0: every type */
+	uint32_t show;		  /* PROC_SHOW_* printed */
 	const char *events;	  /* as given, for messages */
-	int64_t timeout_ms;	  /* --timeout; < 0: none */
+	pid_t pid;		  /* --pid; 0: any */
+	int tree;		  /* --tree: pid and its descendants */
+	pid_t pgrp;		  /* --pgrp; 0: any */
+	uid_t uid;		  /* --uid/--user, when uid_set */
+	int uid_set;
+	const char *comm;   /* --comm GLOB; NULL: any */
+	int no_threads;	    /* --no-threads */
+	int user_column;    /* -x, --extra: the USER column */
+	int prompt;	    /* --prompt: no naps between reads, off a terminal too */
+	int need_uid;	    /* user_column or uid_set: track every process's uid */
+	int64_t timeout_ms; /* --timeout; < 0: none */
 	enum proc_time_fmt time_fmt;
 	int color; /* decided from --color and the terminal */
 	int stats; /* --stats */
+};
+
+/* A command line shared by a process and the children running it. */
+struct proc_cmdline {
+	uint32_t refs;
+	uint32_t len;  /* bytes in text, the arguments NUL-separated */
+	int truncated; /* longer than PROC_ARGV_MAX: cut */
+	char text[];   /* NUL-terminated too */
+};
+
+#define PROC_INFO_CMD_TRIED 0x1u /* cmd read (or inherited); NULL: none to be had */
+#define PROC_INFO_UID	    0x2u /* uid known */
+#define PROC_INFO_PGRP	    0x4u /* pgrp known */
+#define PROC_INFO_TREE	    0x8u /* --pid's process or one of its descendants */
+
+/* What is known of one process (proc_info.c); tgid 0: a free slot. */
+struct proc_info {
+	pid_t tgid;
+	uint32_t flags; /* PROC_INFO_* */
+	uid_t uid;	/* effective */
+	pid_t pgrp;
+	struct proc_cmdline *cmd;
 };
 
 /* Per-command counters (proc_stats.c). */
@@ -43,7 +104,21 @@ struct proc_state {
 	uint64_t printed;
 	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	int kernel_filter;	    /* the kernel filters: per-CPU gaps not tracked */
-	size_t width;		    /* room for an exec's command line on a terminal; 0: all */
+	int64_t rcvbuf_bytes;	    /* the socket's receive buffer (SO_RCVBUF) */
+	size_t width;		    /* room for the PROCESS column on a terminal; 0: all */
+	int64_t tm_secs;	    /* the second tm_cache holds (put_time); -1: none */
+	struct tm tm_cache;
+	int64_t utc_secs; /* the same for the JSON's UTC time */
+	struct tm utc_cache;
+
+	/* per-process table (proc_info.c, open addressing on the tgid) */
+	struct proc_info *info;
+	uint32_t info_mask, ninfo;
+
+	/* the last uid's name (proc_user_name) */
+	uid_t user_uid;
+	int user_cached;
+	char user_name[33];
 
 	/* loss: exact totals, and what the last stderr report did not say yet */
 	uint64_t gaps, overruns, vanished, appeared, resyncs;
@@ -56,12 +131,39 @@ struct proc_state {
 	struct proc_cmd_stats other; /* commands beyond the table's bound */
 };
 
+/* proc_info.c */
+int proc_info_init(struct proc_state *st);
+void proc_info_free(struct proc_state *st);
+/* Fill the table from the tracker's processes (after its first sync). */
+void proc_info_scan(struct proc_state *st);
+/* A process the tracker found running after a loss (its fork was lost). */
+void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
+/* Update the table for ev; returns ev's process's entry (NULL: unknown). */
+struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);
+struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid);
+void proc_info_remove(struct proc_state *st, pid_t tgid);
+
+/* proc_filter.c */
+/* Parse an --events list into o->show and o->mask; -1 with the bad item in
+ * bad (empty for an empty item). */
+int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t size);
+/* A uid, or a user name looked up. */
+int proc_parse_user(const char *arg, uid_t *uid);
+const char *proc_user_name(struct proc_state *st, uid_t uid);
+/* Is ev to be printed? e: the tracker's entry, p: proc_info's (both may be
+ * NULL); old_comm: a rename's old name (else NULL). */
+int proc_wanted(const struct proc_state *st, const struct cn_proc_event *ev,
+		const struct cn_proc_entry *e, const struct proc_info *p, const char *old_comm);
+
 /* proc_line.c */
 void proc_print_header(FILE *f, const struct proc_opts *o);
 /* Print the event ev about task e (the tracker's entry, may be NULL) and,
  * for a fork, its parent's entry pe (may be NULL). */
 void proc_print_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
-		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe);
+		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+		      const struct proc_info *p, const char *old_comm);
+/* The width of the PROCESS column for a terminal of cols columns. */
+size_t proc_line_width(const struct proc_opts *o, unsigned int cols);
 
 /* proc_stats.c */
 int proc_stats_init(struct proc_state *st);
@@ -72,9 +174,16 @@ void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
 /* A task the tracker found vanished while blind: a lost exit. */
 void proc_stats_vanished(struct proc_state *st, const struct cn_proc_entry *e);
 void proc_stats_print(FILE *f, struct proc_state *st);
-/* Loss on stderr, at most one line a second (force: print what is pending). */
+/* Loss on stderr (with --json: a "loss" object on stdout), at most one line
+ * a second (force: print what is pending). */
 void proc_loss_report(struct proc_state *st, int force);
-/* The one-line summary on stderr. */
+/* The one-line summary on stderr (with --json: a "summary" object). */
 void proc_summary(struct proc_state *st);
+/* With --json: cnctl's messages as objects on stdout (proc_stats.c). */
+void proc_json_head(FILE *f, const char *type);
+/* A message: on stderr, or with --json a {"type":type,"message":...}
+ * object on stdout (and on stderr too when that is a terminal). */
+void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif /* CNCTL_PROC_H */

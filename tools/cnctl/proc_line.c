@@ -40,32 +40,6 @@ static const char *signame(int sig, char *buf, size_t size)
 	return buf;
 }
 
-/* The command line of pid, read now: argv joined by spaces into buf.
- * Returns its length; 0 when it cannot be had (gone, a zombie, a kernel
- * thread). */
-static size_t read_cmdline(pid_t pid, char *buf, size_t size)
-{
-	char path[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	while (n > 0 && buf[n - 1] == '\0')
-		n--; /* the last argument's NUL */
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	return (size_t)n;
-}
-
 /* Text from the kernel or a process on a terminal: control bytes shown as
  * \xNN, so a command line cannot move the cursor or change colors. */
 static void put_safe(FILE *f, const char *s, size_t n)
@@ -96,30 +70,58 @@ static void put_name(FILE *f, const struct cn_proc_entry *e)
 /* put_time's seconds past January 2038 (_TIME_BITS=64: CMakeLists.txt). */
 _Static_assert(sizeof(time_t) == 8, "64-bit time_t");
 
-static void put_time(FILE *f, const struct proc_state *st, uint64_t ts_ns)
+/* The broken-down local time of secs, from a cache of the last second:
+ * localtime_r costs more than the rest of a line. */
+static const struct tm *local_tm(struct proc_state *st, time_t secs)
+{
+	if (st->tm_secs != (int64_t)secs) {
+		if (!localtime_r(&secs, &st->tm_cache))
+			memset(&st->tm_cache, 0, sizeof(st->tm_cache));
+		st->tm_secs = (int64_t)secs;
+	}
+	return &st->tm_cache;
+}
+
+static void put_time(FILE *f, struct proc_state *st, uint64_t ts_ns)
 {
 	int64_t ns = (int64_t)ts_ns + st->realtime_offset_ns;
 	time_t secs = (time_t)(ns / 1000000000);
 	long us = (long)((ns % 1000000000) / 1000);
-	struct tm tm;
+	const struct tm *tm;
 
 	if (st->o->time_fmt == PROC_TIME_MONO) {
 		fprintf(f, "%8llu.%06llu", (unsigned long long)(ts_ns / 1000000000),
 			(unsigned long long)(ts_ns % 1000000000 / 1000));
 		return;
 	}
-	if (!localtime_r(&secs, &tm))
-		memset(&tm, 0, sizeof(tm));
+	tm = local_tm(st, secs);
 	if (st->o->time_fmt == PROC_TIME_ISO) {
 		char zone[8];
 
-		strftime(zone, sizeof(zone), "%z", &tm);
-		fprintf(f, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld%.3s:%s", tm.tm_year + 1900,
-			tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, us, zone,
+		strftime(zone, sizeof(zone), "%z", tm);
+		fprintf(f, "%04d-%02d-%02dT%02d:%02d:%02d.%06ld%.3s:%s", tm->tm_year + 1900,
+			tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec, us, zone,
 			zone + 3);
 		return;
 	}
-	fprintf(f, "%02d:%02d:%02d.%06ld", tm.tm_hour, tm.tm_min, tm.tm_sec, us);
+	fprintf(f, "%02d:%02d:%02d.%06ld", tm->tm_hour, tm->tm_min, tm->tm_sec, us);
+}
+
+/* JSON's "time": the wall clock in UTC, RFC 3339 with microseconds. */
+static void put_utc(FILE *f, struct proc_state *st, uint64_t ts_ns)
+{
+	int64_t ns = (int64_t)ts_ns + st->realtime_offset_ns;
+	time_t secs = (time_t)(ns / 1000000000);
+	const struct tm *tm = &st->utc_cache;
+
+	if (st->utc_secs != (int64_t)secs) {
+		if (!gmtime_r(&secs, &st->utc_cache))
+			memset(&st->utc_cache, 0, sizeof(st->utc_cache));
+		st->utc_secs = (int64_t)secs;
+	}
+	fprintf(f, ",\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm->tm_year + 1900,
+		tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec,
+		(long)((ns % 1000000000) / 1000));
 }
 
 /* How long e lived until ts_ns, and from what: "fork", "exec" (the fork was
@@ -165,42 +167,120 @@ static void fmt_duration(char *buf, size_t size, uint64_t ns, const char *from)
 		snprintf(buf, size, "%s%llud%02lluh", pre, s / 86400, s % 86400 / 3600);
 }
 
+/* The columns before PROCESS: time, event, pid, ppid, [user,] lifetime. */
+static size_t columns_before(const struct proc_opts *o)
+{
+	size_t tw = o->time_fmt == PROC_TIME_ISO ? 32 : 15;
+
+	return tw + 1 + PROC_EVENT_WIDTH + 1 + 7 + 1 + 7 + (o->user_column ? 9 : 0) + 1 + 9 + 2;
+}
+
+size_t proc_line_width(const struct proc_opts *o, unsigned int cols)
+{
+	size_t used = columns_before(o);
+
+	return cols > used + 10 ? cols - used : 0;
+}
+
 void proc_print_header(FILE *f, const struct proc_opts *o)
 {
 	int tw = o->time_fmt == PROC_TIME_ISO ? 32 : 15;
 
-	fprintf(f, "%-*s %-6s %7s %7s %9s  %s\n", tw, "TIME", "EVENT", "PID", "PPID", "LIFETIME",
-		"PROCESS");
+	fprintf(f, "%-*s %-*s %7s %7s", tw, "TIME", PROC_EVENT_WIDTH, "EVENT", "PID", "PPID");
+	if (o->user_column)
+		fprintf(f, " %-8s", "USER");
+	fprintf(f, " %9s  %s\n", "LIFETIME", "PROCESS");
 }
 
-static void table_exit(FILE *f, const struct proc_state *st, const struct cn_proc_event *ev,
-		       const struct cn_proc_entry *e)
+/* Columns text takes on the screen: control bytes are shown as \xNN, color
+ * sequences take none. */
+static size_t visible(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++) {
+		if (*s == '\033') {
+			while (*s && *s != 'm')
+				s++;
+			if (!*s)
+				break;
+			continue;
+		}
+		n += ((unsigned char)*s < 0x20 || *s == 0x7f) ? 4 : 1;
+	}
+	return n;
+}
+
+/* A command line (arguments NUL-separated) joined by spaces, at most room
+ * columns ("..." at the cut; room 0: all). */
+static void put_cmdline(FILE *f, const struct proc_cmdline *c, size_t room)
+{
+	size_t n = c->len, cols = 0, limit;
+
+	for (size_t i = 0; i < n; i++)
+		cols +=
+		    ((unsigned char)c->text[i] < 0x20 && c->text[i]) || c->text[i] == 0x7f ? 4 : 1;
+	limit = room && cols > room ? (room > 3 ? room - 3 : 0) : (size_t)-1;
+	cols = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)c->text[i];
+		size_t w = (ch < 0x20 && ch) || ch == 0x7f ? 4 : 1;
+
+		if (cols + w > limit)
+			break;
+		cols += w;
+		if (ch == '\0')
+			putc_unlocked(' ', f);
+		else if (w == 4)
+			fprintf(f, "\\x%02x", ch);
+		else
+			putc_unlocked(ch, f);
+	}
+	if (limit != (size_t)-1)
+		fputs_unlocked("...", f);
+}
+
+/* The process: its command line when it has one, else its name. */
+static void put_process(FILE *f, const struct cn_proc_entry *e, const struct proc_info *p,
+			size_t room)
+{
+	if (p && p->cmd)
+		put_cmdline(f, p->cmd, room);
+	else
+		put_name(f, e);
+}
+
+/* The exit's status after the process: "exit 0", "exit 3" (red), "killed
+ * SIGSEGV (core dumped)"; a thread's marked. */
+static void exit_text(char *buf, size_t size, const struct proc_state *st,
+		      const struct cn_proc_event *ev)
 {
 	int status = (int)ev->exit_code;
+	const char *th = ev->pid != ev->tgid ? "thread " : "";
 	char sb[24];
 
-	put_name(f, e);
-	fputs(e && (e->flags & CN_PROC_ENTRY_THREAD) ? "  thread " : "  ", f);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		fputs("exit 0", f);
+		snprintf(buf, size, "  %sexit 0", th);
 	else if (WIFEXITED(status))
-		fprintf(f, "%sexit %d%s", color(st, C_RED), WEXITSTATUS(status),
-			color(st, C_RESET));
+		snprintf(buf, size, "  %s%sexit %d%s", th, color(st, C_RED), WEXITSTATUS(status),
+			 color(st, C_RESET));
 	else if (WIFSIGNALED(status))
-		fprintf(f, "%skilled %s%s%s", color(st, C_BRED),
-			signame(WTERMSIG(status), sb, sizeof(sb)),
-			WCOREDUMP(status) ? " (core dumped)" : "", color(st, C_RESET));
+		snprintf(buf, size, "  %s%skilled %s%s%s", th, color(st, C_BRED),
+			 signame(WTERMSIG(status), sb, sizeof(sb)),
+			 WCOREDUMP(status) ? " (core dumped)" : "", color(st, C_RESET));
 	else
-		fprintf(f, "status 0x%x", ev->exit_code);
+		snprintf(buf, size, "  %sstatus 0x%x", th, ev->exit_code);
 }
 
 static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
-			const struct cn_proc_entry *e, const struct cn_proc_entry *pe)
+			const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+			const struct proc_info *p, const char *old_comm)
 {
 	int thread = ev->pid != ev->tgid;
 	const char *what = cn_proc_what_name(ev->what), *from, *ec;
-	char dur[16] = "", cmd[4096];
+	char dur[16] = "", suffix[96] = "";
 	pid_t ppid = e ? e->ppid : ev->parent_tgid;
+	size_t room;
 	uint64_t ns;
 
 	if (ev->what == CN_PROC_FORK && thread)
@@ -218,76 +298,100 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 									      : C_YEL);
 	/* The pad inside the color, the reset only after a color: the columns
 	 * read the same with and without. */
-	fprintf(f, " %s%-6s%s %7d %7d %9s  ", ec, what, *ec ? color(st, C_RESET) : "", (int)ev->pid,
-		(int)ppid, dur);
+	fprintf(f, " %s%-*s%s %7d %7d", ec, PROC_EVENT_WIDTH, what, *ec ? color(st, C_RESET) : "",
+		(int)ev->pid, (int)ppid);
+	if (st->o->user_column) {
+		if (p && (p->flags & PROC_INFO_UID))
+			fprintf(f, " %-8.8s", proc_user_name(st, p->uid));
+		else
+			fprintf(f, " %-8s", "?");
+	}
+	fprintf(f, " %9s  ", dur);
+
+	/* What follows the process (its parent, its status...), made first:
+	 * on a terminal the command line gets the room that is left. */
 	switch (ev->what) {
 	case CN_PROC_FORK:
-		put_name(f, e);
-		if (thread) {
-			fprintf(f, "  %sthread of %d%s", color(st, C_DIM), (int)ev->tgid,
-				color(st, C_RESET));
-		} else {
-			fputs("  child of ", f);
+		if (thread)
+			snprintf(suffix, sizeof(suffix), "  %sthread of %d%s", color(st, C_DIM),
+				 (int)ev->tgid, color(st, C_RESET));
+		break;
+	case CN_PROC_EXIT:
+		exit_text(suffix, sizeof(suffix), st, ev);
+		break;
+	case CN_PROC_UID:
+		snprintf(suffix, sizeof(suffix), "  ruid %u euid %u", ev->ruid, ev->euid);
+		break;
+	case CN_PROC_GID:
+		snprintf(suffix, sizeof(suffix), "  rgid %u egid %u", ev->ruid, ev->euid);
+		break;
+	case CN_PROC_SID:
+		snprintf(suffix, sizeof(suffix), "  new session");
+		break;
+	case CN_PROC_PTRACE:
+		if (ev->tracer_pid)
+			snprintf(suffix, sizeof(suffix), "  traced by %d", (int)ev->tracer_tgid);
+		else
+			snprintf(suffix, sizeof(suffix), "  trace detached");
+		break;
+	case CN_PROC_COREDUMP:
+		snprintf(suffix, sizeof(suffix), "  dumping core");
+		break;
+	default:
+		break;
+	}
+	room = st->width;
+	if (room && ev->what == CN_PROC_FORK && !thread) {
+		/* "  child of " and the parent's name */
+		size_t pn = 11 + (pe && pe->comm[0] ? strnlen(pe->comm, sizeof(pe->comm)) + 1 : 3);
+
+		room = room > pn + 1 ? room - pn : 1;
+	} else if (room)
+		room = room > visible(suffix) + 1 ? room - visible(suffix) : 1;
+
+	switch (ev->what) {
+	case CN_PROC_FORK:
+		put_process(f, e, p, room);
+		if (!thread) {
+			fputs_unlocked("  child of ", f);
 			put_name(f, pe);
 		}
 		break;
-	case CN_PROC_EXEC: {
-		size_t n = read_cmdline(ev->pid, cmd, sizeof(cmd));
-
-		/* The command line; when the process is gone already, its name
-		 * in brackets (as ps shows what has no command line). */
-		if (n) {
-			/* On a terminal a command line ends at its edge: one
-			 * event, one line. */
-			if (st->width && n > st->width) {
-				n = st->width > 3 ? st->width - 3 : 0;
-				memcpy(cmd + n, "...", 4);
-				n += 3;
-			}
-			fputs(color(st, C_GREEN), f);
-			put_safe(f, cmd, n);
-			fputs(color(st, C_RESET), f);
+	case CN_PROC_EXEC:
+		/* The command line; when the process was gone before it could
+		 * be read, its name in brackets (as ps shows what has none). */
+		if (p && p->cmd) {
+			fputs_unlocked(color(st, C_GREEN), f);
+			put_cmdline(f, p->cmd, room);
+			fputs_unlocked(color(st, C_RESET), f);
 		} else {
 			putc_unlocked('[', f);
 			put_name(f, e);
 			putc_unlocked(']', f);
 		}
 		break;
-	}
-	case CN_PROC_EXIT:
-		table_exit(f, st, ev, e);
-		break;
-	case CN_PROC_UID:
-		put_name(f, e);
-		fprintf(f, "  ruid %u euid %u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_GID:
-		put_name(f, e);
-		fprintf(f, "  rgid %u egid %u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_SID:
-		put_name(f, e);
-		fputs("  new session", f);
-		break;
 	case CN_PROC_COMM:
-		fputs("renamed to ", f);
+		/* old -> new; the old name unknown: "[?]". */
+		if (old_comm && old_comm[0])
+			put_safe(f, old_comm, 16);
+		else
+			fputs_unlocked("[?]", f);
+		fputs_unlocked(" -> ", f);
 		put_safe(f, ev->comm, sizeof(ev->comm));
 		break;
+	case CN_PROC_UID:
+	case CN_PROC_GID:
+	case CN_PROC_SID:
 	case CN_PROC_PTRACE:
-		put_name(f, e);
-		if (ev->tracer_pid)
-			fprintf(f, "  traced by %d", (int)ev->tracer_tgid);
-		else
-			fputs("  trace detached", f);
-		break;
 	case CN_PROC_COREDUMP:
-		put_name(f, e);
-		fputs("  dumping core", f);
+	case CN_PROC_EXIT:
+		put_process(f, e, p, room);
 		break;
 	default:
 		fprintf(f, "what=0x%x", (uint32_t)ev->what);
 		break;
 	}
+	fputs_unlocked(suffix, f);
 	putc_unlocked('\n', f);
 }
 
@@ -317,58 +421,64 @@ static void json_exit(FILE *f, const struct cn_proc_event *ev, const struct cn_p
 			from);
 }
 
-static void json_argv(FILE *f, pid_t pid)
+/* "argv": the command line's arguments, "argv_truncated" when it was cut. */
+static void json_argv(FILE *f, const struct proc_cmdline *c)
 {
-	char path[32], buf[4096];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	if (buf[n - 1] != '\0')
-		buf[n++] = '\0'; /* cut at the buffer's end */
-	fputs(",\"argv\":[", f);
-	for (ssize_t i = 0; i < n;) {
-		size_t len = strlen(buf + i);
+	fputs_unlocked(",\"argv\":[", f);
+	for (size_t i = 0; i <= c->len;) {
+		size_t len = strlen(c->text + i);
 
 		if (i)
 			putc_unlocked(',', f);
-		json_string(f, buf + i, len);
-		i += (ssize_t)len + 1;
+		json_string(f, c->text + i, len);
+		i += len + 1;
 	}
 	putc_unlocked(']', f);
+	if (c->truncated)
+		fputs_unlocked(",\"argv_truncated\":true", f);
 }
 
-static void print_json(FILE *f, const struct cn_proc_event *ev, const struct cn_proc_entry *e,
-		       const struct cn_proc_entry *pe)
+void proc_json_head(FILE *f, const char *type)
+{
+	fprintf(f, "{\"type\":\"%s\",\"schema\":%d", type, PROC_JSON_SCHEMA);
+}
+
+static void print_json(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
+		       const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+		       const struct proc_info *p, const char *old_comm)
 {
 	const char *name = cn_proc_what_name(ev->what);
+	int thread = ev->pid != ev->tgid;
 
-	fprintf(f, "{\"event\":\"%s\",", name);
+	if (ev->what == CN_PROC_FORK && thread)
+		name = "clone"; /* as the table says */
+	proc_json_head(f, "event");
+	fprintf(f, ",\"event\":\"%s\"", name);
 	if (strcmp(name, "unknown") == 0)
-		fprintf(f, "\"what\":%u,", (uint32_t)ev->what);
-	fprintf(f, "\"cpu\":%u,\"seq\":%u,\"timestamp_ns\":%llu,\"pid\":%d,\"tgid\":%d", ev->cpu,
+		fprintf(f, ",\"what\":%u", (uint32_t)ev->what);
+	put_utc(f, st, ev->timestamp_ns);
+	fprintf(f, ",\"cpu\":%u,\"seq\":%u,\"timestamp_ns\":%llu,\"pid\":%d,\"tgid\":%d", ev->cpu,
 		ev->seq, (unsigned long long)ev->timestamp_ns, (int)ev->pid, (int)ev->tgid);
-	if (ev->pid != ev->tgid)
-		fputs(",\"thread\":true", f);
+	if (thread)
+		fputs_unlocked(",\"thread\":true", f);
 	if (e && e->comm[0] && ev->what != CN_PROC_COMM) {
-		fputs(",\"comm\":", f);
+		fputs_unlocked(",\"comm\":", f);
 		json_string(f, e->comm, sizeof(e->comm));
 		if (e->flags & CN_PROC_ENTRY_STALE_COMM)
-			fputs(",\"comm_stale\":true", f);
+			fputs_unlocked(",\"comm_stale\":true", f);
+	}
+	if (st->o->user_column && p && (p->flags & PROC_INFO_UID)) {
+		fprintf(f, ",\"uid\":%u,\"user\":", (unsigned int)p->uid);
+		const char *u = proc_user_name(st, p->uid);
+
+		json_string(f, u, strlen(u));
 	}
 	switch (ev->what) {
 	case CN_PROC_FORK:
 		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
 			(int)ev->parent_tgid);
 		if (pe && pe->comm[0]) {
-			fputs(",\"parent_comm\":", f);
+			fputs_unlocked(",\"parent_comm\":", f);
 			json_string(f, pe->comm, sizeof(pe->comm));
 		}
 		break;
@@ -377,7 +487,8 @@ static void print_json(FILE *f, const struct cn_proc_event *ev, const struct cn_
 			(int)ev->parent_tgid);
 		break;
 	case CN_PROC_EXEC:
-		json_argv(f, ev->pid);
+		if (p && p->cmd)
+			json_argv(f, p->cmd);
 		break;
 	case CN_PROC_EXIT:
 		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
@@ -391,8 +502,12 @@ static void print_json(FILE *f, const struct cn_proc_event *ev, const struct cn_
 		fprintf(f, ",\"rgid\":%u,\"egid\":%u", ev->ruid, ev->euid);
 		break;
 	case CN_PROC_COMM:
-		fputs(",\"comm\":", f);
+		fputs_unlocked(",\"comm\":", f);
 		json_string(f, ev->comm, sizeof(ev->comm));
+		if (old_comm && old_comm[0]) {
+			fputs_unlocked(",\"old_comm\":", f);
+			json_string(f, old_comm, 16);
+		}
 		break;
 	case CN_PROC_PTRACE:
 		fprintf(f, ",\"tracer_pid\":%d,\"tracer_tgid\":%d,\"ptrace_op\":\"%s\"",
@@ -402,14 +517,15 @@ static void print_json(FILE *f, const struct cn_proc_event *ev, const struct cn_
 	default:
 		break;
 	}
-	fputs("}\n", f);
+	fputs_unlocked("}\n", f);
 }
 
 void proc_print_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
-		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe)
+		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+		      const struct proc_info *p, const char *old_comm)
 {
 	if (st->o->common.json)
-		print_json(f, ev, e, pe);
+		print_json(f, st, ev, e, pe, p, old_comm);
 	else
-		print_table(f, st, ev, e, pe);
+		print_table(f, st, ev, e, pe, p, old_comm);
 }

@@ -5,10 +5,12 @@
  * `forkstat -S`, loss reports on stderr at most once a second with exact
  * totals, and the one-line summary at exit.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "proc.h"
 
@@ -164,7 +166,8 @@ void proc_stats_print(FILE *f, struct proc_state *st)
 		sum.lost += rows[i].lost;
 	}
 	if (st->o->common.json) {
-		fputs("{\"event\":\"stats\",\"commands\":[", f);
+		proc_json_head(f, "stats");
+		fputs(",\"commands\":[", f);
 		for (uint32_t i = 0; i < n; i++)
 			json_row(f, &rows[i], i == 0);
 		fputs("],\"total\":", f);
@@ -195,6 +198,17 @@ void proc_loss_report(struct proc_state *st, int force)
 		return;
 	st->last_loss_report_ms = now;
 	st->unreported_gaps = st->unreported_overruns = 0;
+	if (st->o->common.json) {
+		/* In the event stream, where a pipeline sees it; never left
+		 * out (--quiet or not): loss is never silent. */
+		proc_json_head(stdout, "loss");
+		fprintf(stdout,
+			",\"missing\":%llu,\"overruns\":%llu,\"total_missing\":%llu,"
+			"\"total_overruns\":%llu}\n",
+			(unsigned long long)g, (unsigned long long)o, (unsigned long long)st->gaps,
+			(unsigned long long)st->overruns);
+		return;
+	}
 	if (st->o->common.quiet)
 		return;
 	/* One line however many losses since the last: a storm used to
@@ -209,20 +223,39 @@ void proc_loss_report(struct proc_state *st, int force)
 void proc_summary(struct proc_state *st)
 {
 	char gaps[48];
+	/* The kernel's own count of events dropped for the socket: under a
+	 * kernel filter no gap shows loss, and an overrun still pending when
+	 * cnctl stops (blocked on stdout, then SIGINT) was never read as
+	 * ENOBUFS. */
+	uint64_t drops = 0;
+	int have_drops = cn_drops(st->s, &drops) == 0;
 
+	if (st->o->common.json) {
+		proc_json_head(stdout, "summary");
+		fprintf(stdout, ",\"printed\":%llu,", (unsigned long long)st->printed);
+		if (st->kernel_filter)
+			fputs("\"gaps_tracked\":false", stdout);
+		else
+			fprintf(stdout, "\"gaps_tracked\":true,\"missing\":%llu",
+				(unsigned long long)st->gaps);
+		fprintf(stdout,
+			",\"overruns\":%llu,\"resyncs\":%llu,\"appeared\":%llu,\"vanished\":%llu",
+			(unsigned long long)st->overruns, (unsigned long long)st->resyncs,
+			(unsigned long long)st->appeared, (unsigned long long)st->vanished);
+		if (have_drops)
+			fprintf(stdout, ",\"kernel_drops\":%llu", (unsigned long long)drops);
+		fputs("}\n", stdout);
+		return;
+	}
 	if (st->kernel_filter)
 		snprintf(gaps, sizeof(gaps), "gaps not tracked: kernel filter");
 	else
 		snprintf(gaps, sizeof(gaps), "%llu lost (per-CPU gaps)",
 			 (unsigned long long)st->gaps);
-	uint64_t drops = 0;
-
 	fprintf(stderr, "cnctl: %llu events printed, %s, %llu overruns\n",
 		(unsigned long long)st->printed, gaps, (unsigned long long)st->overruns);
-	/* The kernel's own count, on a line of its own: under a kernel filter
-	 * no gap shows loss, and an overrun still pending when cnctl stops
-	 * (blocked on stdout, then SIGINT) was never read as ENOBUFS. */
-	if (cn_drops(st->s, &drops) == 0)
+	/* On a line of its own: the line above keeps its shape. */
+	if (have_drops)
 		fprintf(stderr, "cnctl: %llu events dropped by the kernel for this socket\n",
 			(unsigned long long)drops);
 	if (st->resyncs)
@@ -231,4 +264,25 @@ void proc_summary(struct proc_state *st)
 			"vanished unseen\n",
 			(unsigned long long)st->resyncs, (unsigned long long)st->appeared,
 			(unsigned long long)st->vanished);
+}
+
+void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* With --json the message is a line of the stream: a pipeline that
+	 * takes stdout and stderr together (the journal, 2>&1) parses
+	 * every line. A person at a terminal still reads it on stderr. */
+	if (!st->o->common.json || isatty(STDERR_FILENO))
+		fprintf(stderr, "cnctl: %s\n", msg);
+	if (st->o->common.json) {
+		proc_json_head(stdout, type);
+		fputs(",\"message\":", stdout);
+		json_string(stdout, msg, sizeof(msg));
+		fputs("}\n", stdout);
+	}
 }

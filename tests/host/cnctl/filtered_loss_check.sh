@@ -33,7 +33,7 @@ fail() {
 
 mkfifo "$d/fifo" || exit 1
 exec 4<>"$d/fifo" # held open and never read: cnctl's writes block once it is full
-"$CNCTL" proc --events nonzero_exit --json >"$d/fifo" 2>"$d/cn.err" &
+"$CNCTL" proc --events nonzero_exit --color never >"$d/fifo" 2>"$d/cn.err" &
 cn=$!
 for _ in $(seq 100); do
 	grep -q "listening" "$d/cn.err" 2>/dev/null && break

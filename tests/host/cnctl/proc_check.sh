@@ -67,7 +67,11 @@ start() {
 	rm -f "$dir/out" "$dir/err"
 	"$CNCTL" proc "$@" >"$dir/out" 2>"$dir/err" &
 	cn=$!
-	await "$dir/err" 'listening for proc events'
+	# With --json the message is an object on stdout.
+	case " $* " in
+	*" --json "*) await "$dir/out" '"type":"start".*listening for proc events' ;;
+	*) await "$dir/err" 'listening for proc events' ;;
+	esac
 }
 
 # finish: a marker process after everything else, then SIGINT once cnctl
@@ -79,7 +83,7 @@ finish() {
 	wait "$m"
 	# Anchored at the line's start: the exec line of this very grep (its
 	# command line holds the pattern) must not match.
-	await "$dir/out" "^[^ ]+ +exit +$m |^\{\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
+	await "$dir/out" "^[^ ]+ +exit +$m |^\{\"type\":\"event\",\"schema\":[0-9]+,\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
 	kill -INT "$cn"
 	wait "$cn"
 	rc=$?
@@ -148,10 +152,13 @@ names_and_lifetimes)
 	exec=$(line exec "$p")
 	exit=$(line exit "$p")
 	echo "$fork"; echo "$exec"; echo "$exit"
-	[[ $fork == *" sh  child of $shell_comm"* || $fork == *" $shell_comm  child of $shell_comm"* ]] ||
+	# A child runs its parent's command line (this script's) until it
+	# execs; the exit line has the command line too.
+	[[ $fork == *"proc_check.sh $CNCTL $CASE  child of $shell_comm" ]] ||
 		fail "fork line of $p names no process and parent: '$fork'"
 	[[ $exec == *"sh -c sleep 0.3; exit 3" ]] || fail "exec line of $p shows no command line: '$exec'"
-	[[ $exit == *" sh  exit 3" ]] || fail "exit line of $p shows no name and status 3: '$exit'"
+	[[ $exit == *" sh -c sleep 0.3; exit 3  exit 3" ]] ||
+		fail "exit line of $p shows no command line and status 3: '$exit'"
 	# The lifetime column: fork to exit, at least the 0.3 s slept.
 	life=$(awk '{print $5}' <<<"$exit")
 	case $life in
@@ -194,15 +201,32 @@ json_fields)
 	sh -c 'sleep 0.2; exit 4' &
 	p=$!
 	wait "$p"
+	# A command line of more than 4 KiB: cut, and said to be.
+	sh -c 'sleep 0.2; exit 0' long "$(printf '%05000d' 0)" &
+	lp=$!
+	wait "$lp"
 	finish
+	# jq -s and any(): jq 1.6's -e judges the last input, not the last output.
+	jq -e -s --argjson p "$lp" 'any(.[]; .pid == $p and .event == "exec" and .argv_truncated == true
+		and (.argv | join(" ") | length) <= 4096 and .argv[3] == "long")' "$dir/out" >/dev/null ||
+		fail "the exec of $lp (argv of 5 KiB): no argv_truncated: $(grep "\"pid\":$lp,\"tgid\":$lp,.*argv" "$dir/out" | cut -c1-300)"
+	jq -e -s --argjson p "$p" 'any(.[]; .pid == $p and .event == "exec" and (has("argv_truncated") | not))' \
+		"$dir/out" >/dev/null || fail "no exec of $p, or argv_truncated on a short command line"
 	python3 - "$dir/out" "$p" "$shell_comm" <<'PY' || fail "JSON check"
-import json, sys
+import json, re, sys
 path, pid, parent = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 seen = {}
+types = set()
 for raw in open(path, "rb"):
     ev = json.loads(raw)
+    assert ev["schema"] == 2, ev
+    types.add(ev["type"])
+    if ev["type"] == "event":
+        # The wall clock, UTC, RFC 3339 with microseconds.
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", ev["time"]), ev
     if ev.get("pid") == pid and ev["event"] not in seen:
         seen[ev["event"]] = ev
+assert {"start", "event", "summary"} <= types, types
 fork, exec_, exit_ = seen.get("fork"), seen.get("exec"), seen.get("exit")
 assert fork and exec_ and exit_, seen
 assert fork["parent_comm"] == parent, fork
@@ -227,6 +251,8 @@ timeout_and_iso)
 	cn=
 	[ "$rc" = 0 ] || fail "cnctl --timeout exited $rc"
 	head -n 1 "$dir/out" | grep -qE '^TIME +EVENT +PID +PPID +LIFETIME +PROCESS$' || fail "no header"
+	# The EVENT column holds its longest name, coredump, and one blank.
+	head -n 1 "$dir/out" | grep -qE '^TIME {29}EVENT {4}' || fail "EVENT column not 8 wide"
 	n=$(tail -n +2 "$dir/out" | grep -cvE '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}[+-][0-9]{2}:[0-9]{2} ')
 	[ "$n" = 0 ] || fail "$n lines without an ISO date"
 	grep -q 'events printed' "$dir/err" || fail "no summary after --timeout"
@@ -274,7 +300,7 @@ loss_resync)
 	grep -qE "^[^ ]+ +exit +$old " "$dir/out" && fail "the exit of $old was not lost (no overrun?)"
 	x=$(line exit "$new")
 	echo "$x"
-	[[ $x == *" sleep  killed SIGTERM" ]] || fail "exit of $new (started while blind) not named: '$x'"
+	[[ $x == *" sleep 30  killed SIGTERM" ]] || fail "exit of $new (started while blind) not named: '$x'"
 	[[ $(awk '{print $5}' <<<"$x") == "~"* ]] || fail "lifetime of $new not marked as from /proc"
 	van=$(sed -nE 's/^cnctl: [0-9]+ resyncs .*: [0-9]+ tasks appeared and ([0-9]+) vanished unseen$/\1/p' "$dir/err")
 	[ "${van:-0}" -ge 1 ] || fail "the rescan found nothing vanished"
@@ -297,7 +323,7 @@ kernel_filter_summary)
 	wait "$p"
 	finish
 	x=$(line exit "$p")
-	[[ $x == *" sh  exit 7" ]] || fail "exit line of $p: '$x'"
+	[[ $x == *" sh -c sleep 0.05; exit 7  exit 7" ]] || fail "exit line of $p: '$x'"
 	grep -c -E '^[^ ]+ +(fork|exec) ' "$dir/out" | grep -qx 0 || fail "events outside --events exit printed"
 	if grep -q 'filtered in the kernel' "$dir/err"; then
 		grep -qE '^cnctl: [0-9]+ events printed, gaps not tracked: kernel filter, [0-9]+ overruns$' \
@@ -367,14 +393,230 @@ systemd_unit)
 	systemd-analyze verify --man=no "$dir/cnctl-proc.service" || fail "systemd-analyze verify"
 	args=$(sed -n 's/^ExecStart=[^ ]* proc //p' "$unit")
 	[ -n "$args" ] || fail "no 'cnctl proc' in ExecStart"
+	# As the journal takes it: stdout and stderr in one stream (a
+	# terminal is neither), read back by the unit's recipe, jq.
+	rm -f "$dir/out" "$dir/err"
 	# shellcheck disable=SC2086
-	start $args
+	"$CNCTL" proc $args >"$dir/out" 2>&1 </dev/null &
+	cn=$!
+	await "$dir/out" '"type":"start".*listening for proc events'
 	sh -c 'exit 6' &
 	wait $!
 	finish
-	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$dir/out" ||
-		fail "the unit's command line does not write JSON lines"
+	grep -q '"type":"summary"' "$dir/out" || fail "no summary object in the stream"
+	jq -e '.type' "$dir/out" >/dev/null || fail "the unit's recipe (jq) cannot read every line"
 	echo "ok: $(basename "$unit") verifies; ExecStart writes $(wc -l <"$dir/out") JSON lines"
+	;;
+tree_follows_forks)
+	# --pid W --tree: W's descendants, forked after cnctl started, and
+	# nothing else; checked against an unfiltered cnctl beside it (its fork
+	# lines give the real tree). W waits on a fifo (a builtin read: no
+	# child) until both listen.
+	command -v jq >/dev/null || fail "no jq"
+	mkfifo "$dir/go"
+	bash -c 'read -r _ <"$1"; sh -c "sleep 0.1 & sh -c \"sleep 0.05; exit 2\"; wait"; /bin/true' \
+		_ "$dir/go" &
+	w=$!
+	"$CNCTL" proc --json >"$dir/all" 2>/dev/null &
+	ref=$!
+	await "$dir/all" '"type":"start"'
+	start --json --pid "$w" --tree
+	sh -c 'sleep 0.05; true' & # beside the tree, at the same time
+	other=$!
+	echo go >"$dir/go"
+	wait "$w" "$other"
+	await "$dir/out" "\"event\":\"exit\",.*\"pid\":$w,\"tgid\":$w,"
+	kill -INT "$cn"
+	wait "$cn"
+	cn=
+	(exit 0) &
+	m=$!
+	wait "$m"
+	await "$dir/all" "\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
+	kill -INT "$ref"
+	wait "$ref"
+	# The tree from the unfiltered run: W and every process forked below it.
+	want=$(jq -r --argjson w "$w" -s '
+		[.[] | select(.type == "event" and .event == "fork")] as $f
+		| def kids($p): [$f[] | select(.parent_tgid == $p) | .pid] | .[] | ., kids(.);
+		[$w, kids($w)] | unique | .[]' "$dir/all" | sort -n | tr '\n' ' ')
+	got=$(jq -r 'select(.type == "event") | .tgid' "$dir/out" | sort -nu | tr '\n' ' ')
+	echo "tree of $w (unfiltered run): $want"
+	echo "--pid $w --tree printed:      $got"
+	[ "$(wc -w <<<"$want")" -ge 5 ] || fail "the workload made fewer than 4 descendants: $want"
+	[ "$want" = "$got" ] || fail "--tree printed other processes than W's tree"
+	grep -q "\"pid\":$other," "$dir/out" && fail "a process beside the tree printed"
+	echo "ok: --pid --tree follows forks, all of them and nothing else"
+	;;
+json_overrun_jq)
+	# A forced overrun (a small buffer, cnctl stopped, a burst): every line
+	# of the stream, stdout and stderr together, parses; the loss is an
+	# object in it, and the summary counts the overruns.
+	command -v jq >/dev/null || fail "no jq"
+	rm -f "$dir/out"
+	"$CNCTL" proc --json --rcvbuf 16K >"$dir/out" 2>&1 </dev/null &
+	cn=$!
+	await "$dir/out" '"type":"start"'
+	kill -STOP "$cn"
+	for i in $(seq 400); do /bin/true; done
+	kill -CONT "$cn"
+	# Not a marker process: with a 16 KiB buffer its exit may be lost
+	# too when other work on the machine forks. The loss report is what
+	# must come.
+	await "$dir/out" '"type":"loss"'
+	kill -INT "$cn"
+	wait "$cn"
+	rc=$?
+	cn=
+	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
+	jq -c . "$dir/out" >/dev/null || fail "a line jq cannot parse"
+	n=$(wc -l <"$dir/out")
+	[ "$(jq -c 'select(.type and .schema)' "$dir/out" | wc -l)" = "$n" ] ||
+		fail "lines without type and schema"
+	jq -e -s 'any(.[]; .type == "loss" and .overruns > 0)' "$dir/out" >/dev/null ||
+		fail "no loss object with overruns"
+	jq -e -s 'any(.[]; .type == "summary" and .overruns > 0)' "$dir/out" >/dev/null ||
+		fail "the summary counts no overruns"
+	jq -c 'select(.type != "event")' "$dir/out"
+	echo "ok: $n lines, all JSON, loss and summary in the stream"
+	;;
+filters_and_aliases)
+	# --comm and forkstat's event names; --no-threads; --uid; --pgrp;
+	# comm old -> new; the USER column. Each cnctl sees the same workload.
+	rm -f "$dir"/f.*
+	"$CNCTL" proc --json -e exec,exit,core,ptrce,clone --comm 'slee*' >"$dir/f.comm" 2>/dev/null &
+	a=$!
+	"$CNCTL" proc --json --no-threads >"$dir/f.nothreads" 2>/dev/null &
+	b=$!
+	"$CNCTL" proc --json --user nobody -x >"$dir/f.uid" 2>/dev/null &
+	c=$!
+	"$CNCTL" proc --color never -x >"$dir/f.table" 2>/dev/null &
+	d=$!
+	for f in comm nothreads uid; do await "$dir/f.$f" '"type":"start"'; done
+	sleep 0.5 # the table has no start line on stdout
+	sleep 0.05 &
+	s=$!
+	wait "$s"
+	# A shell named sleepy (comm matches 'slee*') that forks: its forks
+	# are outside -e exec,exit,...
+	cp /bin/sh "$dir/sleepy"
+	"$dir/sleepy" -c '/bin/true; /bin/true; sleep 0.05'
+	"${NOBODY[@]}" sh -c 'sleep 0.05; exit 0' &
+	nb=$!
+	wait "$nb"
+	python3 -c 'import threading; t = threading.Thread(target=lambda: None); t.start(); t.join()'
+	bash -c 'exec -a renamed-x python3 -c "import ctypes; ctypes.CDLL(None).prctl(15, b\"newname\", 0, 0, 0)"'
+	setsid sh -c 'sleep 0.05' &
+	sg=$!
+	wait "$sg"
+	# The last event for all four: the exit of a sleep run as nobody.
+	"${NOBODY[@]}" sleep 0.1 &
+	m=$!
+	wait "$m"
+	for f in comm nothreads uid table; do
+		await "$dir/f.$f" "\"pid\":$m,\"tgid\":$m,.*exit|exit +$m "
+	done
+	kill -INT "$a" "$b" "$c" "$d"
+	wait "$a" "$b" "$c" "$d"
+	# --comm 'slee*' with exec,exit: sleep's exec and exit, nothing else.
+	jq -e -s --argjson s "$s" '[.[] | select(.type == "event")] |
+		(all(.[]; .comm | test("^slee"))) and any(.[]; .pid == $s and .event == "exec")
+		and all(.[]; .event == "exec" or .event == "exit" or .event == "coredump"
+			or .event == "ptrace" or .event == "clone")
+		and any(.[]; .pid == $s and .event == "exit")' "$dir/f.comm" >/dev/null ||
+		fail "--comm 'slee*' -e exec,exit,...: $(head -c 600 "$dir/f.comm")"
+	jq -e -s '[.[] | select(.type == "event" and .event == "fork" and .comm == "sleepy")] | length > 0' \
+		"$dir/f.nothreads" >/dev/null || fail "sleepy made no fork (the check above proves nothing)"
+	# --no-threads: no clone, no event of a thread; the forks still there.
+	jq -e -s '[.[] | select(.type == "event")] | (all(.[]; .thread != true and .event != "clone"))
+		and any(.[]; .event == "fork")' "$dir/f.nothreads" >/dev/null ||
+		fail "--no-threads printed thread events"
+	# --user nobody: the process that became nobody (its uid event on),
+	# none of root's; -x adds uid and user.
+	jq -e -s '[.[] | select(.type == "event")] | length > 0 and
+		all(.[]; .uid == 65534 and .user != null)' "$dir/f.uid" >/dev/null ||
+		fail "--user nobody printed others: $(head -c 600 "$dir/f.uid")"
+	jq -e -s '[.[] | select(.type == "event" and .event == "exec")] | any(.[]; .argv[0] == "sleep")' \
+		"$dir/f.uid" >/dev/null || fail "--user nobody: no exec of sleep"
+	# The table: USER column, comm old -> new, coredump fits EVENT.
+	head -n 1 "$dir/f.table" | grep -qE '^TIME +EVENT +PID +PPID +USER +LIFETIME +PROCESS$' ||
+		fail "no USER column: $(head -n 1 "$dir/f.table")"
+	grep -qE '^[^ ]+ +comm +[0-9]+ +[0-9]+ +root +renamed-x -> newname$' "$dir/f.table" ||
+		grep -qE '^[^ ]+ +comm +[0-9]+ +[0-9]+ +root +python3 -> newname$' "$dir/f.table" ||
+		fail "no 'old -> new' comm line: $(grep ' comm ' "$dir/f.table" | head -n 3)"
+	grep -E ' comm .* -> newname$' "$dir/f.table"
+	echo "ok: --comm, forkstat's names, --no-threads, --user, USER column, old -> new"
+	;;
+pgrp_filter)
+	# --pgrp G: a group made by setsid (its SID event), its processes
+	# only. The group's leader waits on a fifo until cnctl listens.
+	mkfifo "$dir/go"
+	setsid bash -c 'read -r _ <"$1"; sleep 0.05; sh -c "exit 0"' _ "$dir/go" &
+	g=$!
+	for _ in $(seq 100); do [ "$(ps -o pgid= "$g" 2>/dev/null | tr -d ' ')" = "$g" ] && break; sleep 0.05; done
+	[ "$(ps -o pgid= "$g" | tr -d ' ')" = "$g" ] || fail "setsid did not make group $g"
+	start --json --pgrp "$g"
+	sh -c 'sleep 0.05' &
+	other=$!
+	echo go >"$dir/go"
+	wait "$g" "$other"
+	await "$dir/out" "\"event\":\"exit\",.*\"pid\":$g,\"tgid\":$g,"
+	kill -INT "$cn"
+	wait "$cn"
+	cn=
+	n=$(jq -r 'select(.type == "event") | .tgid' "$dir/out" | sort -u | wc -l)
+	jq -r 'select(.type == "event") | "\(.event) \(.tgid) \(.comm)"' "$dir/out"
+	[ "$n" -ge 2 ] || fail "fewer than 2 processes of group $g printed"
+	jq -e -s "any(.[]; .event == \"exec\" and .argv == [\"sleep\", \"0.05\"])" "$dir/out" >/dev/null ||
+		fail "the sleep of group $g not printed"
+	grep -q "\"tgid\":$other," "$dir/out" && fail "a process of another group printed"
+	echo "ok: --pgrp $g: its $n processes only"
+	;;
+terminal_width)
+	# On a terminal (a pty) a line ends at its edge, and the edge moves
+	# when the terminal is resized (SIGWINCH): 100 columns, then 80.
+	python3 - "$CNCTL" <<'PY' || fail "terminal width"
+import fcntl, os, pty, re, select, signal, struct, subprocess, sys, termios, time
+cnctl = sys.argv[1]
+def setsize(fd, cols):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, cols, 0, 0))
+master, slave = pty.openpty()
+setsize(slave, 100)
+# Execs only, a large buffer: a storm elsewhere on the machine neither
+# floods the terminal nor overruns the test's events away.
+p = subprocess.Popen([cnctl, "proc", "--color", "never", "--events", "exec", "--rcvbuf", "32M"],
+                     stdin=slave, stdout=slave,
+                     stderr=subprocess.DEVNULL)
+os.close(slave)
+buf = b""
+def read_until(pattern, secs=30):
+    global buf
+    end = time.time() + secs
+    while not re.search(pattern, buf):
+        if time.time() > end:
+            sys.exit("no %r on the terminal; got %r" % (pattern, buf[-2000:]))
+        if select.select([master], [], [], 0.2)[0]:
+            buf += os.read(master, 65536)
+read_until(rb"TIME +EVENT")
+time.sleep(0.3)
+long = "x" * 300
+subprocess.run(["sh", "-c", ": s1 " + long + "; sleep 0.2"])
+read_until(rb": s1 x+\.\.\.")
+setsize(master, 80)
+p.send_signal(signal.SIGWINCH)
+time.sleep(0.3)
+subprocess.run(["sh", "-c", ": s2 " + long + "; sleep 0.2"])
+read_until(rb": s2 x+\.\.\.")
+p.send_signal(signal.SIGINT)
+p.wait(10)
+lines = buf.decode(errors="replace").replace("\r", "").split("\n")
+first = [l for l in lines if ": s1 x" in l]
+second = [l for l in lines if ": s2 x" in l]
+print(first[0]); print(second[0])
+assert all(len(l) == 100 for l in first if "exec" in l), [len(l) for l in first]
+assert all(len(l) == 80 for l in second if "exec" in l), [len(l) for l in second]
+print("ok: lines of 100 columns, then 80 after the resize")
+PY
 	;;
 *)
 	echo "unknown case $CASE"

@@ -102,7 +102,8 @@ case $? in
 	fail "raw_reader exited ($rc) before it was ready" ;;
 2)	fail "raw_reader not ready after ${DEADLINE}s" ;;
 esac
-wait_marker "$cn" "$dir/cnctl.err" 'listening for proc events'
+# With --json cnctl's messages are objects on stdout too.
+wait_marker "$cn" "$dir/cnctl.out" 'listening for proc events'
 case $? in
 1)	wait "$cn"; rc=$?
 	case $rc in
@@ -150,28 +151,35 @@ rc=$?
 cn=
 [ $rc = 0 ] || fail "cnctl exited $rc after SIGINT (expected 0)"
 
-summary=$(grep -E '^cnctl: [0-9]+ events printed, [0-9]+ lost \(per-CPU gaps\), [0-9]+ overruns$' "$dir/cnctl.err")
-[ -n "$summary" ] || fail "no summary from cnctl on stderr"
-read -r cn_printed cn_lost cn_overruns <<<"$(sed -E 's/^cnctl: ([0-9]+) events printed, ([0-9]+) lost.*, ([0-9]+) overruns$/\1 \2 \3/' <<<"$summary")"
-cn_loss_lines=$(grep -c -E '^cnctl: lost events: ' "$dir/cnctl.err")
-
-# Every line valid JSON with the common keys; count the storm's children.
-read -r cn_forks cn_exits cn_sum cn_lines cn_orphans <<<"$(python3 - "$dir/cnctl.out" "$P" <<'PY'
+# Every line valid JSON with a type; the events with the common keys; the
+# storm's children counted; the summary and loss reports are objects too.
+read -r cn_forks cn_exits cn_sum cn_lines cn_orphans cn_printed cn_lost cn_overruns cn_loss_lines <<<"$(python3 - "$dir/cnctl.out" "$P" <<'PY'
 import json, sys
 path, parent = sys.argv[1], int(sys.argv[2])
-forks = exits = total = lines = orphans = 0
+forks = exits = total = lines = orphans = losses = 0
+summary = None
 children = set()
 with open(path, "rb") as f:
     data = f.read()
 if data and not data.endswith(b"\n"):
     sys.exit("last line is not terminated")
 for no, raw in enumerate(data.splitlines(), 1):
-    lines += 1
     try:
         ev = json.loads(raw.decode("utf-8"))
     except Exception as e:
         sys.exit("line %d is not valid JSON (%s): %r" % (no, e, raw[:200]))
-    for k in ("event", "cpu", "seq", "timestamp_ns", "pid", "tgid"):
+    if ev.get("schema") != 2 or "type" not in ev:
+        sys.exit("line %d has no type or schema 2: %r" % (no, raw[:200]))
+    if ev["type"] == "summary":
+        summary = ev
+        continue
+    if ev["type"] == "loss":
+        losses += 1
+        continue
+    if ev["type"] != "event":
+        continue
+    lines += 1
+    for k in ("event", "time", "cpu", "seq", "timestamp_ns", "pid", "tgid"):
         if k not in ev:
             sys.exit("line %d has no %r: %r" % (no, k, raw[:200]))
     pid = ev["pid"]
@@ -184,7 +192,10 @@ for no, raw in enumerate(data.splitlines(), 1):
         orphans += ev["parent_tgid"] == 0
         if ev["status"] == "exited":
             total += ev["exit_status"]
-print(forks, exits, total, lines, orphans)
+if summary is None or not summary.get("gaps_tracked"):
+    sys.exit("no summary object with gaps tracked: %r" % summary)
+print(forks, exits, total, lines, orphans, summary["printed"], summary["missing"],
+      summary["overruns"], losses)
 PY
 )"
 [ -n "$cn_lines" ] || fail "cnctl output check failed (see above)"

@@ -44,6 +44,10 @@ help_of() {
 case $CASE in
 bad_events)	run 2 "--events.*'forkk'" proc --events fork,forkk ;;
 empty_events)	run 2 "--events" proc --events= ;;
+tree_no_pid)	run 2 "--tree needs --pid" proc --tree ;;
+bad_pid)	run 2 "--pid.*'0'" proc --pid 0 ;;
+bad_pgrp)	run 2 "--pgrp.*'x1'" proc --pgrp x1 ;;
+bad_user)	run 2 "--uid/--user.*'no-such-user-x'" proc --user no-such-user-x ;;
 bad_count)	run 2 "--count.*'-3'" proc --count -3 ;;
 bad_rcvbuf)	run 2 "--rcvbuf.*'lots'" proc --rcvbuf lots ;;
 missing_value)	run 2 "'--count'" proc --count ;;

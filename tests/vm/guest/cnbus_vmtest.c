@@ -965,7 +965,7 @@ static void *rx_thread(void *arg)
 	return NULL;
 }
 
-/* Wait until every queue is empty and inserted == sent + direct + dropped. */
+/* Wait until every queue is empty and inserted == sent + dropped. */
 static int wait_drained(struct kstat *k, double timeout_s)
 {
 	double end = now_s() + timeout_s;
@@ -973,7 +973,7 @@ static int wait_drained(struct kstat *k, double timeout_s)
 	for (;;) {
 		if (kstat_get(k))
 			return -EIO;
-		if (!k->queued && k->inserted == k->sent + k->sent_direct + k->dropped)
+		if (!k->queued && k->inserted == k->sent + k->dropped)
 			return 0;
 		if (now_s() > end)
 			return -ETIMEDOUT;
@@ -1014,7 +1014,7 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 	CHECK(wait_drained(k1, 120) == 0, "not drained after the burst");
 	if (started) {
 		/* Read until everything sent arrived or nothing came for 2 s. */
-		uint64_t want = (k1->sent + k1->sent_direct) - (k0->sent + k0->sent_direct);
+		uint64_t want = k1->sent - k0->sent;
 		double end = now_s() + 120;
 
 		while (rx->got < want && now_s() < end &&
@@ -1044,24 +1044,23 @@ static int check_burst(const char *what, unsigned int count, const struct cnbus_
 		       const struct kstat *k0, const struct kstat *k1, const struct rx *rx)
 {
 	uint64_t ins = k1->inserted - k0->inserted, sent = k1->sent - k0->sent;
-	uint64_t direct = k1->sent_direct - k0->sent_direct, dropped = k1->dropped - k0->dropped;
+	uint64_t dropped = k1->dropped - k0->dropped;
 	uint64_t refused = k1->refused_cbus - k0->refused_cbus;
 	uint64_t over = k1->overflowed - k0->overflowed;
 	int rc = 0;
 
 	info("%s %u x %u cpus: inserted %" PRIu64 " (overflowed %" PRIu64 ") sent %" PRIu64
-	     " direct %" PRIu64 " dropped %" PRIu64 " refused %" PRIu64 " (ENOBUFS %" PRIu64
-	     ") received %" PRIu64 " in %" PRIu64 " datagrams, overruns %" PRIu64
-	     " order breaks %" PRIu64 " bad payloads %" PRIu64,
-	     what, count, res->cpus, ins, over, sent, direct, dropped, refused, res->enobufs,
-	     rx->got, rx->st.datagrams, rx->overruns, rx->order_breaks, rx->bad_payload);
+	     " dropped %" PRIu64 " refused %" PRIu64 " (ENOBUFS %" PRIu64 ") received %" PRIu64
+	     " in %" PRIu64 " datagrams, overruns %" PRIu64 " order breaks %" PRIu64
+	     " bad payloads %" PRIu64,
+	     what, count, res->cpus, ins, over, sent, dropped, refused, res->enobufs, rx->got,
+	     rx->st.datagrams, rx->overruns, rx->order_breaks, rx->bad_payload);
 	CHECK(res->cpus == (uint32_t)ncpus, "cpus %u", res->cpus);
 	CHECK(res->inserted + res->refused == (uint64_t)count * res->cpus, "reply counts");
 	CHECK(ins == res->inserted, "inserted %" PRIu64 " reply %" PRIu64, ins, res->inserted);
 	CHECK(refused == res->refused, "refused counter %" PRIu64 " reply %" PRIu64, refused,
 	      res->refused);
 	CHECK(res->enobufs == res->refused, "refusals other than -ENOBUFS");
-	CHECK(direct == 0, "%" PRIu64 " sent around the queue", direct);
 	CHECK(dropped == 0, "%" PRIu64 " dropped", dropped);
 	CHECK(ins == sent + dropped, "accounting");
 	CHECK(!rx->overruns, "listener overran");
@@ -1187,7 +1186,7 @@ static int t_cbus_burst_hardirq(void)
 /*
  * Small (in a CBUS slot) and large (an skb in the slot) messages alternate
  * in one queue, from process context and from hard IRQ: every payload
- * arrives intact and, without a direct send, in order per CPU.
+ * arrives intact and in order per CPU.
  */
 static int t_cbus_mixed_sizes(void)
 {
@@ -1196,7 +1195,7 @@ static int t_cbus_mixed_sizes(void)
 	struct kstat k0, k1;
 	struct cnbus_test_burst res;
 	struct rx rx = { 0 };
-	uint64_t ins, sent, direct, dropped;
+	uint64_t ins, sent, dropped;
 	int rc = 0;
 
 	for (flags = 0; flags <= CNBUS_TEST_BURST_HARDIRQ; flags++) {
@@ -1205,22 +1204,20 @@ static int t_cbus_mixed_sizes(void)
 			goto out;
 		ins = k1.inserted - k0.inserted;
 		sent = k1.sent - k0.sent;
-		direct = k1.sent_direct - k0.sent_direct;
 		dropped = k1.dropped - k0.dropped;
-		info("%s: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64 " dropped %" PRIu64
+		info("%s: inserted %" PRIu64 " sent %" PRIu64 " dropped %" PRIu64
 		     " received %" PRIu64 " (%" PRIu64 " of %u bytes) bad %" PRIu64
 		     " order breaks %" PRIu64,
-		     flags ? "hard IRQ" : "process", ins, sent, direct, dropped, rx.got, rx.big,
-		     LEN, rx.bad_payload, rx.order_breaks);
+		     flags ? "hard IRQ" : "process", ins, sent, dropped, rx.got, rx.big, LEN,
+		     rx.bad_payload, rx.order_breaks);
 		CHECK(res.refused == 0 && ins == res.inserted && ins == (uint64_t)COUNT * res.cpus,
 		      "inserted %" PRIu64 " refused %" PRIu64, ins, (uint64_t)res.refused);
-		CHECK(ins == sent + direct + dropped, "accounting");
-		CHECK(!rx.overruns && rx.got == sent + direct, "received %" PRIu64 " of %" PRIu64,
-		      rx.got, sent + direct);
+		CHECK(ins == sent + dropped, "accounting");
+		CHECK(!rx.overruns && rx.got == sent, "received %" PRIu64 " of %" PRIu64, rx.got,
+		      sent);
 		CHECK(rx.bad_payload == 0, "%" PRIu64 " payloads differ", rx.bad_payload);
 		CHECK(rx.big > 0, "no large message arrived");
-		if (!direct)
-			CHECK(rx.order_breaks == 0, "per-CPU order broken without a direct send");
+		CHECK(rx.order_breaks == 0, "per-CPU order broken");
 		cn_close(rx.s);
 		rx.s = NULL;
 	}
@@ -1242,7 +1239,7 @@ static int t_cbus_overrun_reported(void)
 	rc = burst(2000, 0, 0, 4096, 0, &rx, &k0, &k1, &res);
 	if (rc)
 		goto out;
-	want = (k1.sent + k1.sent_direct) - (k0.sent + k0.sent_direct);
+	want = k1.sent - k0.sent;
 	for (;;) {
 		r = cn_recv(rx.s, &m, CN_RECV_DONTWAIT);
 		if (r == -ENOBUFS) {
@@ -1631,10 +1628,9 @@ static int t_unload_in_flight(void)
 	}
 	CHECK(wait_drained(&k, 120) == 0, "queues not drained");
 	CHECK(k.ncbs == 0, "%u callbacks left", k.ncbs);
-	info("after unload: inserted %" PRIu64 " sent %" PRIu64 " direct %" PRIu64
-	     " dropped %" PRIu64 " refused(shutdown) %" PRIu64,
-	     k.inserted, k.sent, k.sent_direct, k.dropped,
-	     k.refused[CNBUS_REFUSED_A_CBUS_SHUTDOWN]);
+	info("after unload: inserted %" PRIu64 " sent %" PRIu64 " dropped %" PRIu64
+	     " refused(shutdown) %" PRIu64,
+	     k.inserted, k.sent, k.dropped, k.refused[CNBUS_REFUSED_A_CBUS_SHUTDOWN]);
 out:
 	return rc;
 }

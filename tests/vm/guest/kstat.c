@@ -48,14 +48,12 @@ int kstat_get(struct kstat *ks)
 		c->id = info->cpus[i].cpu;
 		c->inserted = info->cpus[i].inserted;
 		c->sent = info->cpus[i].sent;
-		c->sent_direct = info->cpus[i].sent_direct;
 		c->dropped = info->cpus[i].dropped;
 		c->refused = info->cpus[i].refused;
 		c->overflowed = info->cpus[i].overflowed;
 		c->queued = info->cpus[i].queued;
 		ks->inserted += c->inserted;
 		ks->sent += c->sent;
-		ks->sent_direct += c->sent_direct;
 		ks->dropped += c->dropped;
 		ks->refused_cbus += c->refused;
 		ks->overflowed += c->overflowed;

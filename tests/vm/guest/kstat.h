@@ -14,7 +14,7 @@
 
 struct kstat_cpu {
 	uint32_t id;
-	uint64_t inserted, sent, sent_direct, dropped, refused, overflowed;
+	uint64_t inserted, sent, dropped, refused, overflowed;
 	uint32_t queued;
 };
 
@@ -33,7 +33,7 @@ struct kstat {
 	unsigned int ncbs;
 	struct kstat_cb cb[KSTAT_MAX_CBS];
 	/* sums over CPUs */
-	uint64_t inserted, sent, sent_direct, dropped, refused_cbus, overflowed, queued;
+	uint64_t inserted, sent, dropped, refused_cbus, overflowed, queued;
 };
 
 /* Query kmod through libcn (cn_bus_query). Returns 0 or -errno. */

@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc_info.c - what `cnctl proc` knows of each process beyond libcn's
+ * tracker (name, parent, start): its command line, user, process group and
+ * whether it is in the --tree being followed. One entry per process (tgid),
+ * made at its fork from its parent's (a child runs its parent's command line
+ * until it execs, with its credentials and group), refreshed at exec, gone
+ * at exit. The command line is shared between parent and children (a
+ * reference count), so a fork costs no copy: the table's cost per event is a
+ * hash lookup. Processes running when cnctl started are read from /proc.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proc.h"
+
+#define INFO_SLOTS (1u << 17) /* a power of two, twice the tracker's 65536 */
+#define INFO_MAX   (INFO_SLOTS / 2)
+
+int proc_info_init(struct proc_state *st)
+{
+	st->info = calloc(INFO_SLOTS, sizeof(*st->info));
+	if (!st->info)
+		return -1;
+	st->info_mask = INFO_SLOTS - 1;
+	return 0;
+}
+
+static void cmd_put(struct proc_cmdline *c)
+{
+	if (c && --c->refs == 0)
+		free(c);
+}
+
+void proc_info_free(struct proc_state *st)
+{
+	for (uint32_t i = 0; st->info && i <= st->info_mask; i++)
+		if (st->info[i].tgid)
+			cmd_put(st->info[i].cmd);
+	free(st->info);
+	st->info = NULL;
+}
+
+static uint32_t slot_of(const struct proc_state *st, pid_t tgid)
+{
+	return ((uint32_t)tgid * 2654435761u) & st->info_mask; /* Knuth's multiplicative hash */
+}
+
+struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid)
+{
+	uint32_t i;
+
+	if (!st->info || tgid <= 0)
+		return NULL;
+	for (i = slot_of(st, tgid); st->info[i].tgid; i = (i + 1) & st->info_mask)
+		if (st->info[i].tgid == tgid)
+			return &st->info[i];
+	return NULL;
+}
+
+/* The entry of tgid, made empty when new; NULL when the table is full. */
+static struct proc_info *info_add(struct proc_state *st, pid_t tgid)
+{
+	uint32_t i;
+
+	if (!st->info || tgid <= 0)
+		return NULL;
+	for (i = slot_of(st, tgid); st->info[i].tgid; i = (i + 1) & st->info_mask)
+		if (st->info[i].tgid == tgid)
+			return &st->info[i];
+	if (st->ninfo >= INFO_MAX)
+		return NULL;
+	st->ninfo++;
+	st->info[i] = (struct proc_info){ .tgid = tgid };
+	return &st->info[i];
+}
+
+void proc_info_remove(struct proc_state *st, pid_t tgid)
+{
+	struct proc_info *p = proc_info_find(st, tgid);
+	uint32_t i, j;
+
+	if (!p)
+		return;
+	cmd_put(p->cmd);
+	/* Linear probing without tombstones: shift back the entries that
+	 * would no longer be found past the hole. */
+	i = (uint32_t)(p - st->info);
+	st->info[i].tgid = 0;
+	st->ninfo--;
+	for (j = (i + 1) & st->info_mask; st->info[j].tgid; j = (j + 1) & st->info_mask) {
+		uint32_t home = slot_of(st, st->info[j].tgid);
+
+		/* Entry j may move to the hole i unless its home lies in (i, j]. */
+		if (((j - home) & st->info_mask) >= ((j - i) & st->info_mask)) {
+			st->info[i] = st->info[j];
+			st->info[j].tgid = 0;
+			i = j;
+		}
+	}
+}
+
+/* The command line of tgid, read now (NUL-separated arguments, as in
+ * /proc); NULL when it cannot be had (gone, a zombie, a kernel thread). */
+static struct proc_cmdline *read_cmdline(pid_t tgid)
+{
+	char path[32], buf[PROC_ARGV_MAX + 1];
+	struct proc_cmdline *c;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	/* One byte more than kept: a full buffer says the line was longer. */
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	c = malloc(sizeof(*c) + (size_t)n + 1);
+	if (!c)
+		return NULL;
+	c->refs = 1;
+	c->truncated = n > PROC_ARGV_MAX;
+	if (c->truncated)
+		n = PROC_ARGV_MAX;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--; /* the last argument's NUL */
+	memcpy(c->text, buf, (size_t)n);
+	c->text[n] = '\0';
+	c->len = (uint32_t)n;
+	if (n == 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* The effective uid of tgid from /proc/PID/status (not the owner of
+ * /proc/PID: root's for a process that is not dumpable). */
+static int read_uid(pid_t tgid, uid_t *uid)
+{
+	char path[32], buf[1024], *p;
+	unsigned int r, e;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, "\nUid:");
+	if (!p || sscanf(p + 5, "%u %u", &r, &e) != 2)
+		return -1;
+	*uid = (uid_t)e;
+	return 0;
+}
+
+/* The process group of tgid from /proc/PID/stat (the field after the
+ * state, past the name in parentheses, which may hold anything). */
+static int read_pgrp(pid_t tgid, pid_t *pgrp)
+{
+	char path[32], buf[512], *p;
+	int ppid, pg;
+	char state;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pg) != 3)
+		return -1;
+	*pgrp = pg;
+	return 0;
+}
+
+/* Fill what the options need and is not known yet (at most one /proc read
+ * each, for processes whose fork cnctl did not see). */
+static void complete(const struct proc_state *st, struct proc_info *p)
+{
+	if (!(p->flags & PROC_INFO_CMD_TRIED)) {
+		p->flags |= PROC_INFO_CMD_TRIED;
+		p->cmd = read_cmdline(p->tgid);
+	}
+	if (st->o->need_uid && !(p->flags & PROC_INFO_UID) && read_uid(p->tgid, &p->uid) == 0)
+		p->flags |= PROC_INFO_UID;
+	if (st->o->pgrp && !(p->flags & PROC_INFO_PGRP) && read_pgrp(p->tgid, &p->pgrp) == 0)
+		p->flags |= PROC_INFO_PGRP;
+}
+
+/* Is tgid (whose tracker entry is e, may be NULL) o->pid or below it? The
+ * parents as the tracker has them now. */
+static int below_root(const struct proc_state *st, const struct cn_proc_entry *e)
+{
+	for (int depth = 0; e && depth < 4096; depth++) {
+		if (e->tgid == st->o->pid)
+			return 1;
+		if (e->ppid <= 0 || e->ppid == e->tgid)
+			return 0;
+		e = cn_proc_tracker_find(st->t, e->ppid);
+	}
+	return 0;
+}
+
+void proc_info_scan(struct proc_state *st)
+{
+	const struct cn_proc_entry *e = NULL;
+
+	while ((e = cn_proc_tracker_next(st->t, e))) {
+		struct proc_info *p;
+
+		if (e->pid != e->tgid)
+			continue;
+		p = info_add(st, e->tgid);
+		if (!p)
+			return;
+		complete(st, p);
+		if (st->o->tree && below_root(st, e))
+			p->flags |= PROC_INFO_TREE;
+	}
+}
+
+void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
+{
+	struct proc_info *p;
+
+	if (e->pid != e->tgid || proc_info_find(st, e->tgid))
+		return;
+	p = info_add(st, e->tgid);
+	if (!p)
+		return;
+	complete(st, p);
+	if (st->o->tree && below_root(st, e))
+		p->flags |= PROC_INFO_TREE;
+}
+
+struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev)
+{
+	struct proc_info *p, *parent;
+
+	switch (ev->what) {
+	case CN_PROC_FORK:
+		if (ev->pid != ev->tgid)
+			break; /* a thread: its process's entry */
+		parent = proc_info_find(st, ev->parent_tgid);
+		p = info_add(st, ev->pid);
+		if (!p)
+			return NULL;
+		/* pid reuse after a lost exit: the old entry goes. */
+		cmd_put(p->cmd);
+		*p = (struct proc_info){ .tgid = ev->pid };
+		if (parent) {
+			/* The child runs its parent's program, as its
+			 * parent's user, in its group, until it execs. */
+			p->cmd = parent->cmd;
+			if (p->cmd)
+				p->cmd->refs++;
+			p->uid = parent->uid;
+			p->pgrp = parent->pgrp;
+			p->flags = parent->flags & (PROC_INFO_CMD_TRIED | PROC_INFO_UID |
+						    PROC_INFO_PGRP | PROC_INFO_TREE);
+		}
+		if (st->o->tree &&
+		    (ev->parent_tgid == st->o->pid || (parent && (parent->flags & PROC_INFO_TREE))))
+			p->flags |= PROC_INFO_TREE;
+		complete(st, p);
+		return p;
+	case CN_PROC_EXEC:
+		p = info_add(st, ev->tgid);
+		if (!p)
+			return NULL;
+		cmd_put(p->cmd);
+		p->cmd = NULL;
+		p->flags &= ~(uint32_t)PROC_INFO_CMD_TRIED;
+		complete(st, p);
+		/* A shell puts a job in its group between fork and exec: read
+		 * it again (kept as it was when the process is gone already). */
+		if (st->o->pgrp) {
+			pid_t g;
+
+			if (read_pgrp(p->tgid, &g) == 0) {
+				p->pgrp = g;
+				p->flags |= PROC_INFO_PGRP;
+			}
+		}
+		return p;
+	case CN_PROC_UID:
+		p = info_add(st, ev->tgid);
+		if (p) {
+			p->uid = ev->euid;
+			p->flags |= PROC_INFO_UID;
+			complete(st, p);
+		}
+		return p;
+	case CN_PROC_SID:
+		/* setsid: the caller leads a new session and group. */
+		p = info_add(st, ev->tgid);
+		if (p) {
+			p->pgrp = ev->tgid;
+			p->flags |= PROC_INFO_PGRP;
+			complete(st, p);
+		}
+		return p;
+	default:
+		break;
+	}
+	/* Every other event: the process as known, completed where new. */
+	p = proc_info_find(st, ev->tgid);
+	if (!p && ev->what != CN_PROC_EXIT) {
+		p = info_add(st, ev->tgid);
+		if (p)
+			complete(st, p);
+	}
+	return p;
+}
