@@ -14,12 +14,13 @@ _cnctl_commands()
 		on && /^  [a-z]/ { print $1 }'
 }
 
-# The long options of `cnctl CMD --help`, one a line; with "=" after those
-# that take a value (an upper-case word follows them in the help).
+# The long options of `cnctl CMD --help` (indented lines that start with an
+# option), one a line; with "=" after those that take a value (an upper-case
+# word follows them in the help).
 _cnctl_options()
 {
-	"$1" "$2" --help 2>/dev/null | sed -n 's/^ *\(-[A-Za-z], \)*\(--[a-z][a-z-]*\)\( [A-Z]\)\{0,1\}.*/\2\3/p' |
-		sed 's/ [A-Z]$/=/'
+	"$1" "$2" --help 2>/dev/null | sed -n 's/^  *\(-[A-Za-z], \)*\(--[a-z][a-z-]*\)\( [A-Z]\)\{0,1\}.*/\2\3/p' |
+		sed 's/ [A-Z]$/=/' | sort -u
 }
 
 _cnctl()
@@ -75,7 +76,7 @@ _cnctl()
 		return
 	fi
 	if [[ $cur == -* ]]; then
-		mapfile -t COMPREPLY < <(compgen -W "$(sed 's/=$//' <<<"$opts")" -- "$cur")
+		mapfile -t COMPREPLY < <(compgen -W "$(sed 's/=$//' <<<"$opts" | sort -u)" -- "$cur")
 	fi
 }
 complete -F _cnctl cnctl
