@@ -132,8 +132,11 @@ CN_EXPORT int cn_set_nonblocking(struct cn_sock *s, int on);
 /*
  * Set the receive buffer to `bytes`. With CAP_NET_ADMIN the size is forced
  * (SO_RCVBUFFORCE, above net.core.rmem_max); without it the kernel caps it.
- * Returns the size the kernel reports afterwards (which counts its own
- * bookkeeping and is usually twice the request), or -errno.
+ * Returns the size granted in the request's terms, or -errno: `bytes` when
+ * granted in full, less when net.core.rmem_max capped it, more when the
+ * kernel raised it to its minimum (a request of 1 gives 1152 on 6.x). The
+ * kernel doubles the size for its bookkeeping (socket(7)) and getsockopt
+ * SO_RCVBUF reports the doubled value; this returns half of that.
  */
 CN_EXPORT int cn_set_rcvbuf(struct cn_sock *s, int bytes);
 
@@ -266,6 +269,19 @@ struct cn_stats {
 /* Copy the socket's counters into *st. Returns 0 or -EINVAL. */
 CN_EXPORT int cn_stats(const struct cn_sock *s, struct cn_stats *st);
 
+/*
+ * How many datagrams the kernel dropped for this socket because its receive
+ * buffer was full: the socket's own counter (sk_drops, as /proc/net/netlink
+ * shows it), into *drops. Netlink reports an overrun once (-ENOBUFS, one in
+ * cn_stats.overruns) and drops everything until the queue is read empty;
+ * this counts each datagram dropped. Under a kernel filter (proc events, 6.6
+ * on) only what the filter let through can be dropped, so it is the number
+ * of events lost, which no sequence gap shows there. Returns 0, -ENOENT if
+ * /proc/net/netlink does not list the socket (a procfs of another network
+ * namespace), or -errno.
+ */
+CN_EXPORT int cn_drops(const struct cn_sock *s, uint64_t *drops);
+
 /* Number of messages kept during cn_request and not yet returned. */
 CN_EXPORT size_t cn_pending(const struct cn_sock *s);
 
@@ -300,7 +316,10 @@ CN_EXPORT void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg);
  * for its reply under `policy`. A request to the proc connector
  * ({CN_IDX_PROC, CN_VAL_PROC} on NETLINK_CONNECTOR), which answers through
  * its multicast group only, joins group CN_IDX_PROC first if the socket has
- * not (the caller leaves it with cn_leave or cn_proc_ignore). The time counts
+ * not, and leaves it again right after the send (the answer is queued by
+ * then), dropping the proc events that came through it: a socket never
+ * collects proc events it did not subscribe to (see cn_request(3)). The
+ * time counts
  * from the moment nothing more is queued: messages already waiting on the
  * socket (and the handler's time for each) come first, so a call can last
  * that long plus `timeout_ms`.
@@ -506,20 +525,21 @@ CN_EXPORT int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *po
 /* Proc connector (CN_IDX_PROC): process events                              */
 /* ------------------------------------------------------------------------ */
 
-/* Event types, equal to the kernel's PROC_EVENT_* values (usable as a mask). */
-enum cn_proc_what {
-	CN_PROC_NONE = 0x00000000, /* an ack to LISTEN/IGNORE */
-	CN_PROC_FORK = 0x00000001,
-	CN_PROC_EXEC = 0x00000002,
-	CN_PROC_UID = 0x00000004,
-	CN_PROC_GID = 0x00000040,
-	CN_PROC_SID = 0x00000080,
-	CN_PROC_PTRACE = 0x00000100,
-	CN_PROC_COMM = 0x00000200,
-	CN_PROC_NONZERO_EXIT = 0x20000000, /* filter only: exits with status != 0 */
-	CN_PROC_COREDUMP = 0x40000000,
-	CN_PROC_EXIT = 0x80000000,
-};
+/* Event types, equal to the kernel's PROC_EVENT_* values (usable as a mask).
+ * Unsigned 32-bit constants, not an enum: PROC_EVENT_EXIT is 0x80000000,
+ * which ISO C (C99, C11) does not allow as an enum value (-pedantic says so
+ * about the kernel's own enum). cn_proc_event.what is a uint32_t. */
+#define CN_PROC_NONE	     0x00000000u /* an ack to LISTEN/IGNORE */
+#define CN_PROC_FORK	     0x00000001u
+#define CN_PROC_EXEC	     0x00000002u
+#define CN_PROC_UID	     0x00000004u
+#define CN_PROC_GID	     0x00000040u
+#define CN_PROC_SID	     0x00000080u
+#define CN_PROC_PTRACE	     0x00000100u
+#define CN_PROC_COMM	     0x00000200u
+#define CN_PROC_NONZERO_EXIT 0x20000000u /* filter only: exits with status != 0 */
+#define CN_PROC_COREDUMP     0x40000000u
+#define CN_PROC_EXIT	     0x80000000u
 
 /* Every event type: the kernel's PROC_EVENT_ALL, which includes the
  * CN_PROC_NONZERO_EXIT flag (the kernel compares filters to it exactly). */
@@ -531,7 +551,7 @@ enum cn_proc_what {
  * and reserved bytes are not written). See cn_proc_listen(3) for each
  * field. */
 struct cn_proc_event {
-	enum cn_proc_what what;
+	uint32_t what;	       /* one CN_PROC_* event type */
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
 	uint32_t ack;	       /* cn_msg.ack (for matching LISTEN acks; 0 in events) */
@@ -562,7 +582,7 @@ CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 
 /* Short lower-case name of an event type ("fork", "exit", ...; "none" for
  * acks, "unknown" for anything else). Never NULL. */
-CN_EXPORT const char *cn_proc_what_name(enum cn_proc_what what);
+CN_EXPORT const char *cn_proc_what_name(uint32_t what);
 
 /*
  * Parse a comma-separated list of event names as printed by
@@ -670,7 +690,10 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
 CN_EXPORT int cn_proc_handle(struct cn_sock *s, const struct cn_message *m,
 			     struct cn_proc_event *ev);
 
-/* Loss accounting of a proc listener. */
+/* Loss accounting of a proc listener. lost counts events (from sequence
+ * gaps), overruns counts reports (each of an unknown number of events); one
+ * overrun usually shows in both (its gap appears on each CPU's next event):
+ * never add them up (cn_proc_listen(3)). */
 struct cn_proc_stats {
 	uint64_t events; /* events decoded and tracked */
 	uint64_t lost;	 /* events missing from per-CPU sequences */
@@ -773,7 +796,10 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * its parent), exec renames it (reading /proc/PID/comm at once), comm
  * renames, exit removes it; uid, gid, sid, ptrace and coredump change
  * nothing. An event with lost_before != 0 marks the tracker as needing a
- * sync (it still applies the event).
+ * sync (it still applies the event), unless its timestamp_ns is before the
+ * start of the last sync, which then repaired that loss already (an
+ * overrun's gap shows on each CPU's next event, after the sync the overrun
+ * asked for).
  * Returns the entry the event is about, after the change; for exit, the
  * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
  * last sync had reported it vanished: a task that ended during the scan,

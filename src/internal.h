@@ -76,6 +76,11 @@ struct cn_sock {
 	uint32_t flags;	 /* CN_OPEN_* */
 	int connected;	 /* connect()ed to the kernel's port 0 (see cn_open) */
 	uint32_t joined; /* groups 1..32 joined: bit g - 1 for group g */
+	/* A message went to the proc connector: on kernels that filter per
+	 * socket (6.6 on) the kernel may keep proc state for this socket,
+	 * which it frees at close only if the socket is in group 1 then
+	 * (connector.c, cn_release): cn_close joins it back first. */
+	int proc_spoken;
 
 	uint32_t next_seq;
 	uint64_t rng; /* xorshift64* state for acks */

@@ -102,6 +102,8 @@ static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsign
 
 	if (msg->len > CONNECTOR_MAX_MSG_SIZE)
 		return cn_fail(EMSGSIZE);
+	if (msg->id.idx == CN_IDX_PROC && msg->id.val == CN_VAL_PROC)
+		s->proc_spoken = 1;
 	if (!(flags & CN_SEND_KEEP_SEQ))
 		msg->seq = s->next_seq++;
 	if (!(flags & CN_SEND_KEEP_ACK))
@@ -121,17 +123,19 @@ static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsign
 /* Messages already read but not returned must survive: the slots are about
  * to be reused by a call that reads until its answer. They are kept (or go
  * to the handler), an overrun or kernel error among them is reported after
- * them by cn_recv. */
-static void keep_pending(struct cn_sock *s)
+ * them by cn_recv. Messages of drop_group (not 0) are dropped: they came
+ * through a membership cn_request took for itself. */
+static void keep_pending(struct cn_sock *s, uint32_t drop_group)
 {
 	struct cn_message m;
 
 	while (cn__rx_pending(s)) {
 		int r = cn__next_message(s, &m, 0);
 
-		if (r == 0)
-			cn__keep(s, &m);
-		else if (r == -ENOBUFS)
+		if (r == 0) {
+			if (!drop_group || m.group != drop_group)
+				cn__keep(s, &m);
+		} else if (r == -ENOBUFS)
 			cn__backlog_note_lost(&s->backlog);
 		else if (r == -EAGAIN)
 			break;
@@ -179,7 +183,7 @@ static int send_acked(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
 {
 	int r;
 
-	keep_pending(s);
+	keep_pending(s, 0);
 	r = send_msg(s, msg, 0, flags);
 	if (r < 0)
 		return r;
@@ -253,8 +257,12 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum cn_match policy,
-	       int timeout_ms, struct cn_message *reply)
+/* cn_request once its arguments are checked and the group joined: send,
+ * then wait for the reply. Messages of temp_group (not 0: a group joined
+ * only for this wait) other than the reply are not kept. */
+static int request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
+			enum cn_match policy, int timeout_ms, struct cn_message *reply,
+			uint32_t temp_group)
 {
 	struct cn_message m;
 	int64_t deadline = -1; /* set at the first wait: the kernel's own
@@ -262,21 +270,15 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 				  returns, and reading the clock is not free */
 	int r;
 
-	if (!s || !req || !reply || (flags & ~REQUEST_FLAGS) ||
-	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
-		return cn_fail(EINVAL);
-	/* The proc connector answers through its group only (docs/DESIGN.md,
-	 * "The proc connector"): without it the request would just time out. */
-	if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
-	    !(s->joined & (1u << (CN_IDX_PROC - 1))) && s->unit == NETLINK_CONNECTOR) {
-		r = cn_join(s, CN_IDX_PROC);
-		if (r < 0)
-			return r;
-	}
-
-	keep_pending(s);
+	keep_pending(s, 0);
 	s->ack.done = 0; /* an earlier acked send's answer is not this one's */
 	r = send_msg(s, req, 0, flags & SEND_FLAGS);
+	/* The kernel's connector users answer inside the send system call
+	 * (docs/DESIGN.md, "The proc connector"): the answer is queued now, so
+	 * the group joined for it is left before reading, and only events of
+	 * the moment of the send can have come through it. */
+	if (temp_group)
+		(void)cn_leave(s, temp_group);
 	if (r < 0)
 		return r;
 
@@ -289,7 +291,7 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		 * A message read in the same walk is kept first. */
 		if (s->ack.done && s->ack.err < 0) {
 			s->ack.done = 0;
-			if (r == 0)
+			if (r == 0 && (!temp_group || m.group != temp_group))
 				cn__keep(s, &m);
 			else if (r == -ENOBUFS)
 				cn__backlog_note_lost(&s->backlog);
@@ -305,7 +307,8 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 				*reply = m;
 				return 0;
 			}
-			cn__keep(s, &m);
+			if (!temp_group || m.group != temp_group)
+				cn__keep(s, &m);
 			continue;
 		}
 		if (r == -EBADMSG || r == -EMSGSIZE)
@@ -346,4 +349,39 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 			return r < 0 ? cn_fail(errno) : cn_fail(ETIMEDOUT);
 		}
 	}
+}
+
+int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum cn_match policy,
+	       int timeout_ms, struct cn_message *reply)
+{
+	uint32_t temp_group = 0;
+	int r;
+
+	if (!s || !req || !reply || (flags & ~REQUEST_FLAGS) ||
+	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
+		return cn_fail(EINVAL);
+	/* The proc connector answers through its group only (docs/DESIGN.md,
+	 * "The proc connector"): without it the request would just time out.
+	 * A membership joined here is left again right after the send: staying
+	 * would pile up every proc event of the machine on a socket that never
+	 * asked for them, until an overrun that a later, unrelated request
+	 * would report. (cn_close joins back, so that the kernel frees its
+	 * per-socket proc state: connector.c, cn_release.) */
+	if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
+	    !(s->joined & (1u << (CN_IDX_PROC - 1))) && s->unit == NETLINK_CONNECTOR) {
+		r = cn_join(s, CN_IDX_PROC);
+		if (r < 0)
+			return r;
+		temp_group = CN_IDX_PROC;
+	}
+	r = request_wait(s, req, flags, policy, timeout_ms, reply, temp_group);
+	if (temp_group) {
+		int saved = errno;
+
+		/* What was read with the reply: the caller's messages kept,
+		 * the group's dropped (the reply stays where it was read). */
+		keep_pending(s, temp_group);
+		errno = saved;
+	}
+	return r;
 }

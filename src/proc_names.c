@@ -21,7 +21,7 @@ static const struct {
 	{ CN_PROC_NONZERO_EXIT, "nonzero_exit" },
 };
 
-const char *cn_proc_what_name(enum cn_proc_what what)
+const char *cn_proc_what_name(uint32_t what)
 {
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].what == (uint32_t)what)

@@ -10,6 +10,7 @@
  * and go.
  */
 #include <fcntl.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -268,7 +269,12 @@ const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 		return NULL;
 	}
 	t->st.events++;
-	if (ev->lost_before)
+	/* A gap whose events all happened before the last sync began (the
+	 * event after it is older than that) was repaired by that sync: the
+	 * overrun reported for it (cn_proc_tracker_lost) caused the sync, and
+	 * the gap shows up only when the CPU's next event is read. Another
+	 * rescan for the same loss would find nothing new. */
+	if (ev->lost_before && ev->timestamp_ns >= t->synced_ns)
 		t->stale = 1;
 	switch (ev->what) {
 	case CN_PROC_FORK:
@@ -413,6 +419,7 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg)
 {
 	struct sync_ctx c = { .t = t, .fn = fn, .arg = arg };
+	struct timespec now;
 	uint32_t i;
 	int r;
 
@@ -420,6 +427,7 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 		return cn_fail(EINVAL);
 	c.report_appeared = t->st.syncs > 0;
 	t->gen++;
+	clock_gettime(CLOCK_MONOTONIC, &now); /* the clock of timestamp_ns */
 	r = cn__proc_scan(t->proc_fd, !!(t->flags & CN_PROC_TRACKER_NO_THREADS), sync_task, &c);
 	if (r < 0) {
 		/* Unseen entries keep their old generation; the next
@@ -448,6 +456,7 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 		i++;
 	}
 	t->stale = 0;
+	t->synced_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 	t->st.syncs++;
 	return c.changes;
 }

@@ -23,6 +23,9 @@ struct cn_proc_tracker {
 	uint32_t flags;		   /* CN_PROC_TRACKER_* */
 	uint32_t gen;		   /* current sync generation */
 	int stale;		   /* events were lost since the last sync */
+	uint64_t synced_ns;	   /* CLOCK_MONOTONIC when the last complete sync
+				      began (0: none): a gap of events before it
+				      is one that sync repaired */
 	int proc_fd;		   /* the procfs root, O_PATH */
 	struct cn_proc_entry gone; /* last entry removed by an exit event */
 	struct cn_proc_tracker_stats st;

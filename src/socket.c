@@ -201,7 +201,9 @@ int cn_set_rcvbuf(struct cn_sock *s, int bytes)
 		return cn_fail(errno);
 	if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &got, &len) < 0)
 		return cn_fail(errno);
-	return got;
+	/* The kernel stores twice the request (room for its bookkeeping,
+	 * socket(7)) and reports that: half of it is the request's terms. */
+	return got / 2;
 }
 
 static int membership(struct cn_sock *s, uint32_t group, int join)

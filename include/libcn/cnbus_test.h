@@ -2,8 +2,11 @@
 /*
  * libcn/cnbus_test.h - protocol of kmod's test module cnbus_test.ko: its
  * ids and request structs, shared by the module (kmod/cnbus_test.c), the
- * VM tests (tests/vm/guest) and the CBUS benchmark (bench/cbus). Not
- * installed: the test module is not part of a user's system.
+ * VM tests (tests/vm/guest) and the CBUS benchmark (bench/cbus).
+ * Installed with the other <libcn/...> headers, for programs that drive
+ * cnbus_test.ko; the module itself is built only on request (kmod's
+ * CNBUS_TEST, or CNBUS_DKMS_TEST=1 with DKMS, kmod/README.md) and is no part
+ * of cnbus.ko.
  *
  * Only <linux/types.h> style types: the header compiles in the kernel and
  * in userspace. All fields are in host byte order.

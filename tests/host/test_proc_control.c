@@ -2,7 +2,8 @@
 /*
  * test_proc_control.c - the proc connector's control side against the
  * running kernel: LISTEN acks matched through cn_request, kernel filters,
- * IGNORE, overruns reported (never silent), batch receive, unprivileged use
+ * IGNORE, overruns reported (never silent), batch receive, cn_request's own
+ * membership left, cn_set_rcvbuf's answer, unprivileged use
  * as the running kernel allows it, and CAP_NET_ADMIN alone.
  */
 #define _GNU_SOURCE
@@ -17,12 +18,16 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/cn_proc.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
 #include "host_util.h"
 
 #define WAIT_MS 5000
+
+static void drain(struct cn_sock *s);
 
 static int exit_zero(void *arg)
 {
@@ -65,6 +70,129 @@ static void test_listen_ack_matched_by_request(void **state)
 	}
 	assert_int_equal(cn_proc_decode(kept.msg, &ev), 0);
 	assert_int_equal(ev.what, CN_PROC_NONE);
+	cn_close(s);
+}
+
+/* Is the socket a member of group g (the kernel's own answer)? */
+static int member_of(struct cn_sock *s, uint32_t g)
+{
+	uint32_t groups[4] = { 0 };
+	socklen_t len = sizeof(groups);
+
+	assert_int_equal(getsockopt(cn_fd(s), SOL_NETLINK, NETLINK_LIST_MEMBERSHIPS, groups, &len),
+			 0);
+	return (groups[(g - 1) / 32] >> ((g - 1) % 32)) & 1;
+}
+
+/* cn_request to the proc connector from a socket that did not join group
+ * 1: the ack comes (through the group, joined for the request) and the
+ * socket is out of the group afterwards, so the machine's proc events do
+ * not pile up on it (and a later request does not meet their overrun). */
+static void test_request_to_proc_leaves_group(void **state)
+{
+	union {
+		struct cn_msg m;
+		char b[64];
+	} u;
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_sock *watch = host_open(1 << 20);
+	struct cn_msg *req = host_mcast_op(&u, sizeof(u), PROC_CN_MCAST_LISTEN);
+	struct cn_message reply, m;
+	struct cn_proc_event ev;
+	pid_t child;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(watch, 0, WAIT_MS), 0);
+	assert_int_equal(member_of(s, CN_IDX_PROC), 0);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, WAIT_MS, &reply), 0);
+	assert_int_equal(cn_proc_decode(reply.msg, &ev), 0);
+	assert_int_equal(ev.what, CN_PROC_NONE);
+	assert_int_equal(member_of(s, CN_IDX_PROC), 0);
+	drain(s); /* events of the moment of the send, if any */
+	child = host_spawn(exit_zero, NULL);
+	host_reap(child);
+	/* watch proves the events were sent; s must not have them. */
+	assert_int_equal(host_wait_event(watch, CN_PROC_EXIT, child, WAIT_MS, &ev), 0);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
+	/* Balance the LISTEN (kernels before 6.6 count it machine-wide). Not
+	 * awaited: from 6.6 on, the kernel's filter of an IGNOREd socket drops
+	 * the IGNORE's own ack. */
+	req = host_mcast_op(&u, sizeof(u), PROC_CN_MCAST_IGNORE);
+	assert_int_equal(cn_send(s, req, 0), 0);
+	assert_int_equal(member_of(s, CN_IDX_PROC), 0);
+	cn_close(s);
+	cn_close(watch);
+}
+
+/* cn_set_rcvbuf returns the size in the request's terms: the kernel
+ * doubles a request for its bookkeeping (socket(7)) and reports the
+ * doubled value; cn_set_rcvbuf halves it, so a granted request comes back
+ * as itself and one raised to the kernel's minimum as more. */
+static void test_set_rcvbuf_returns_requested_terms(void **state)
+{
+	struct cn_sock *s = host_open(0);
+	int got = 0, r;
+	socklen_t len = sizeof(got);
+
+	(void)state;
+	r = cn_set_rcvbuf(s, 65536); /* root: SO_RCVBUFFORCE, granted in full */
+	assert_int_equal(r, 65536);
+	assert_int_equal(getsockopt(cn_fd(s), SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
+	assert_int_equal(got, 2 * r);
+	r = cn_set_rcvbuf(s, 1); /* below the kernel's minimum: raised */
+	assert_true(r > 1);
+	assert_int_equal(getsockopt(cn_fd(s), SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
+	assert_int_equal(got, 2 * r);
+	cn_close(s);
+}
+
+static int exit_three(void *arg)
+{
+	(void)arg;
+	return 3;
+}
+
+/* A filtered listener is never silent about loss: under the kernel's
+ * filter no sequence gap shows it, the overrun is reported once however
+ * many events the kernel drops, and cn_drops counts every one. A socket
+ * with the smallest receive buffer, listening to non-zero exits only, is
+ * not read while 40 children exit with status 3: what it receives of them
+ * plus what the kernel dropped for it is at least 40 (other processes on
+ * the machine may exit non-zero too). */
+static void test_filtered_listener_counts_drops(void **state)
+{
+	struct cn_sock *s = host_open(0);
+	struct cn_proc_event ev;
+	uint64_t drops0 = 0, drops = 0;
+	int ours = 0, enobufs = 0, r, kf;
+
+	(void)state;
+	kf = cn_proc_kernel_filters(s, WAIT_MS);
+	assert_true(kf >= 0);
+	if (!kf)
+		skip(); /* before 6.6: gaps show loss, cn_proc_stats.lost */
+	assert_int_equal(cn_proc_listen(s, CN_PROC_NONZERO_EXIT, WAIT_MS), 0);
+	drain(s);
+	assert_true(cn_set_rcvbuf(s, 1) > 0);
+	assert_int_equal(cn_drops(s, &drops0), 0);
+	for (int i = 0; i < 40; i++)
+		host_reap(host_spawn(exit_three, NULL));
+	while ((r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT)) != -EAGAIN) {
+		if (r == -ENOBUFS) {
+			enobufs++;
+			continue;
+		}
+		assert_int_equal(r, 0);
+		if (ev.what == CN_PROC_EXIT && ev.exit_code == 3 << 8 && ev.parent_tgid == getpid())
+			ours++;
+	}
+	assert_int_equal(cn_drops(s, &drops), 0);
+	drops -= drops0;
+	assert_true(ours + drops >= 40);
+	assert_true(ours < 40); /* a 2304-byte buffer holds a few events */
+	assert_true(drops > 0);
+	assert_true(enobufs >= 1);
+	assert_true(drops >= (uint64_t)enobufs); /* one report, many drops */
 	cn_close(s);
 }
 
@@ -483,6 +611,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listen_ack_matched_by_request),
+		cmocka_unit_test(test_request_to_proc_leaves_group),
+		cmocka_unit_test(test_set_rcvbuf_returns_requested_terms),
+		cmocka_unit_test(test_filtered_listener_counts_drops),
 		cmocka_unit_test(test_invalid_op_acked_with_einval),
 		cmocka_unit_test(test_kernel_filter_delivers_only_exits),
 		cmocka_unit_test(test_userspace_view_of_filter),

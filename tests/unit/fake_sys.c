@@ -480,6 +480,8 @@ int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t le
 	}
 	if (level == SOL_NETLINK && name == NETLINK_DROP_MEMBERSHIP) {
 		fake_calls.leave++;
+		fake_calls.recv_at_leave =
+		    fake_calls.recvmsg + fake_calls.recvmmsg + fake_calls.recvfrom;
 		return 0;
 	}
 	return __real_setsockopt(fd, level, name, val, len);

@@ -62,6 +62,7 @@ struct fake_counts {
 	unsigned pktinfo;     /* setsockopt NETLINK_PKTINFO on */
 	unsigned pktinfo_off; /* setsockopt NETLINK_PKTINFO off */
 	uint32_t last_join;
+	unsigned recv_at_leave; /* receive calls made before the last leave */
 };
 
 extern struct fake_counts fake_calls;

@@ -440,10 +440,9 @@ static void what_names(void **state)
 	assert_string_equal(cn_proc_what_name(CN_PROC_COREDUMP), "coredump");
 	assert_string_equal(cn_proc_what_name(CN_PROC_EXIT), "exit");
 	assert_string_equal(cn_proc_what_name(CN_PROC_NONZERO_EXIT), "nonzero_exit");
-	assert_string_equal(cn_proc_what_name((enum cn_proc_what)0x8), "unknown");
-	assert_string_equal(cn_proc_what_name((enum cn_proc_what)(CN_PROC_FORK | CN_PROC_EXEC)),
-			    "unknown");
-	assert_string_equal(cn_proc_what_name((enum cn_proc_what)0x12345678), "unknown");
+	assert_string_equal(cn_proc_what_name(0x8), "unknown");
+	assert_string_equal(cn_proc_what_name(CN_PROC_FORK | CN_PROC_EXEC), "unknown");
+	assert_string_equal(cn_proc_what_name(0x12345678), "unknown");
 	/* The values are the kernel's PROC_EVENT_* */
 	assert_int_equal(CN_PROC_FORK, 0x1);
 	assert_int_equal(CN_PROC_GID, 0x40);

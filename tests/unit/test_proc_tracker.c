@@ -116,7 +116,17 @@ static struct cn_proc_event ev_fork(pid_t ppid, pid_t ptgid, pid_t pid, pid_t tg
 	return e;
 }
 
-static struct cn_proc_event ev_simple(enum cn_proc_what what, pid_t pid, pid_t tgid, uint64_t ts)
+/* CLOCK_MONOTONIC in ns: the clock of cn_proc_event.timestamp_ns and of
+ * the tracker's record of when it synced. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct cn_proc_event ev_simple(uint32_t what, pid_t pid, pid_t tgid, uint64_t ts)
 {
 	struct cn_proc_event e = { .what = what, .pid = pid, .tgid = tgid, .timestamp_ns = ts };
 
@@ -286,7 +296,7 @@ static void test_resync_after_loss(void **state)
 	assert_non_null(cn_proc_tracker_event(t, &ev));
 	/* Blind: 101 and 220 ended, 300 started, 100 ended and its pid was
 	 * reused by "vim" (another start time). */
-	ev = ev_simple(CN_PROC_UID, 1, 1, 5000);
+	ev = ev_simple(CN_PROC_UID, 1, 1, mono_ns() + 5000); /* after the sync */
 	ev.lost_before = 7;
 	cn_proc_tracker_event(t, &ev);
 	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
@@ -420,6 +430,35 @@ static void test_opts(void **state)
 	cn_proc_tracker_free(NULL);
 }
 
+/* One loss, one rescan: after an overrun (cn_proc_tracker_lost) and the
+ * sync it asks for, the per-CPU gap the same loss leaves (lost_before on the
+ * CPU's next event, which happened before the sync) asks for none; a gap
+ * after the sync does. */
+static void test_gap_of_a_synced_overrun_needs_no_rescan(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_event ev;
+	uint64_t before;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	before = mono_ns(); /* the first event after the gap, queued before the sync */
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_simple(CN_PROC_UID, 1, 1, before);
+	ev.lost_before = 7389;
+	cn_proc_tracker_event(t, &ev);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	/* a gap whose event came after the sync: events may have been lost
+	 * after /proc was read */
+	ev = ev_simple(CN_PROC_UID, 1, 1, mono_ns() + 1);
+	ev.lost_before = 3;
+	cn_proc_tracker_event(t, &ev);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	cn_proc_tracker_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +470,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_exit_during_scan, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table_churn_and_bound, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_opts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gap_of_a_synced_overrun_needs_no_rescan, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -243,8 +243,10 @@ static void request_policies(void **state)
 	assert_int_equal(cn_pending(s), 1);
 }
 
-/* A request to the proc connector joins its group for the caller (its
- * replies are multicast only; without the group it would time out), once. */
+/* A request to the proc connector joins its group for the wait (its
+ * replies are multicast only; without the group it would time out) and
+ * leaves it again, whatever the outcome: a socket that did not join the
+ * group must not collect the machine's proc events afterwards. */
 static void request_to_proc_joins_group(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -256,17 +258,73 @@ static void request_to_proc_joins_group(void **state)
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -ETIMEDOUT);
 	assert_int_equal(fake_calls.join, 1);
 	assert_int_equal(fake_calls.last_join, CN_IDX_PROC);
+	assert_int_equal(fake_calls.leave, 1);
+	/* left: the next one joins again */
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -ETIMEDOUT);
-	assert_int_equal(fake_calls.join, 1);
+	assert_int_equal(fake_calls.join, 2);
+	assert_int_equal(fake_calls.leave, 2);
 	/* other ids: no join */
-	req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	req = cn_msg_init(&u, sizeof(u), 7, 7, NULL, 0);
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 0, &reply), -ETIMEDOUT);
-	assert_int_equal(fake_calls.join, 1);
+	assert_int_equal(fake_calls.join, 2);
+	/* a socket in the group already (the caller's cn_join) stays in it */
+	assert_int_equal(cn_join(s, CN_IDX_PROC), 0);
+	req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &op, 4);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -ETIMEDOUT);
+	assert_int_equal(fake_calls.join, 3);
+	assert_int_equal(fake_calls.leave, 2);
 	/* a refused join is the error, not a timeout */
 	assert_int_equal(cn_leave(s, CN_IDX_PROC), 0);
 	fake_join_fail(EPERM);
-	req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &op, 4);
 	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 0, &reply), -EPERM);
+}
+
+/* The proc connector's answer, after an event of the group that the
+ * temporary membership let in and a message of another id for the caller. */
+static void respond_events_and_ack(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	struct fake_dgram *d;
+
+	(void)dst;
+	(void)arg;
+	d = fake_dgram(0);
+	d->group = CN_IDX_PROC;
+	fake_add_cn(d, CN_IDX_PROC, CN_VAL_PROC, 5, 0, "event-1", 7);
+	d = fake_dgram(0);
+	fake_add_cn(d, 7, 7, 1, 0, "mine", 4);
+	d = fake_dgram(0);
+	d->group = CN_IDX_PROC;
+	fake_add_cn(d, CN_IDX_PROC, CN_VAL_PROC, 6, req->ack + 1, "ack", 3);
+}
+
+/* What the temporary membership let in is not kept for the caller, who
+ * never joined the group; the caller's own messages are, and the socket is
+ * out of the group afterwards; cn_close joins back (the kernel frees its
+ * per-socket proc state only for a member). */
+static void request_to_proc_keeps_no_events(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union buf u;
+	uint32_t op = 2; /* PROC_CN_MCAST_IGNORE */
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &op, 4);
+	struct cn_message reply, m;
+
+	fake_on_send(respond_events_and_ack, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_ACK_ONLY, 1000, &reply), 0);
+	assert_int_equal(reply.msg->ack, req->ack + 1);
+	assert_int_equal(fake_calls.leave, 1);
+	/* ... before reading: the kernel queues its answer during the send */
+	assert_int_equal(fake_calls.recv_at_leave, 0);
+	fake_on_send(NULL, NULL);
+	assert_int_equal(cn_pending(s), 1);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(m.msg->id.idx, 7);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
+	assert_int_equal(fake_calls.join, 1);
+	cn_close(s);
+	*state = NULL;
+	assert_int_equal(fake_calls.join, 2);
+	assert_int_equal(fake_calls.last_join, CN_IDX_PROC);
 }
 
 static void request_timeout(void **state)
@@ -560,6 +618,7 @@ int main(void)
 		T(request_policies),
 		T(request_timeout),
 		T(request_to_proc_joins_group),
+		T(request_to_proc_keeps_no_events),
 		T(request_overrun),
 		T(request_kernel_error),
 		T(request_send_fails),

@@ -50,12 +50,28 @@ int cnctl_usage_err(const char *cmd, const char *fmt, ...) __attribute__((format
  * or a missing connector; returns the matching exit code. */
 int cnctl_connector_err(const char *what, int err);
 
+/* The same for a socket on netlink unit `unit` (cn_unit): a missing unit or
+ * one with no kernel receiver is named by its number, not as the kernel's
+ * connector unless it is NETLINK_CONNECTOR. */
+int cnctl_unit_err(const char *what, int unit, int err);
+
 /* Parse a decimal unsigned integer in [min, max] (no sign, no spaces).
  * Returns 0, or -1 if s is not one. */
 int cnctl_parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
 /* As cnctl_parse_uint, with an optional binary suffix K, M or G (KiB, ...). */
 int cnctl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Durations (--timeout of every subcommand): a decimal number, optionally
+ * with a fraction, and a unit ms, s, m, h or d; a bare number is seconds
+ * (as forkstat's -D, sleep(1) and timeout(1)). From 1 ms to 24 days (poll's
+ * int milliseconds reach 24.8 days). No sign, exponent or spaces. */
+#define CNCTL_DURATION_MIN_MS 1
+#define CNCTL_DURATION_MAX_MS (24 * 86400000ll)
+
+/* Parse a duration into milliseconds (rounded to the nearest one). Returns 0,
+ * or -1 if s is not one or is outside the bounds. */
+int cnctl_parse_duration(const char *s, int64_t *ms);
 
 /* Flush stdout at the end of a command that prints once. Returns
  * CNCTL_EXIT_OK, or CNCTL_EXIT_ERROR after a one-line error. */
@@ -81,6 +97,9 @@ enum cnctl_cmd_id {
 
 #define CNCTL_MAX_OPTIONS 40
 
+/* getopt_long's value for options without a short letter (above any char). */
+#define CNCTL_OPT_VERSION 0x100
+
 /* One subcommand's getopt_long tables, derived from options.c's table. */
 struct cnctl_getopt {
 	char shortopts[2 * CNCTL_MAX_OPTIONS + 2];
@@ -98,7 +117,7 @@ int cnctl_getopt(struct cnctl_getopt *g, int argc, char **argv);
 /* ---- opts.c: the options several subcommands share ---- */
 
 /* --unit/-u, --kmod/-k, --json/-j, --quiet/-q, --count/-n, --timeout/-t,
- * --rcvbuf/-r and --help/-h mean the same (and fail with the same message)
+ * --rcvbuf/-r, --help/-h and --version mean the same (and fail with the same message)
  * in every subcommand that takes them. A subcommand fills cmd, usage and the
  * defaults, reads its options with cnctl_getopt, handles its own letters and passes every other result to cnctl_common_opt. */
 struct cnctl_opts {
@@ -109,11 +128,11 @@ struct cnctl_opts {
 	int json;		/* --json */
 	int quiet;		/* --quiet */
 	uint64_t count;		/* --count; 0: no limit */
-	int timeout;		/* --timeout in ms; the subcommand sets the default */
+	int timeout;		/* --timeout in ms (< 0: none); the subcommand sets the default */
 	int rcvbuf;		/* --rcvbuf in bytes; 0: libcn's default */
 };
 
-/* What cnctl_common_opt returns after printing --help: the subcommand
+/* What cnctl_common_opt returns after printing --help or --version: the subcommand
  * returns it from its option parsing and exits with CNCTL_EXIT_OK. */
 #define CNCTL_HELP_SHOWN (-1)
 
@@ -121,6 +140,13 @@ struct cnctl_opts {
  * getopt_long's error (':' or '?'). Returns 0, CNCTL_HELP_SHOWN, or
  * CNCTL_EXIT_USAGE after a one-line error. */
 int cnctl_common_opt(int c, char **argv, struct cnctl_opts *o);
+
+/* Parse --timeout's value for cmd into *ms (cnctl_parse_duration). Returns
+ * 0, or CNCTL_EXIT_USAGE after the one usage error every subcommand gives. */
+int cnctl_parse_timeout(const char *cmd, const char *arg, int64_t *ms);
+
+/* Print "cnctl (libcn) VERSION" (`cnctl --version`, `cnctl CMD --version`). */
+void cnctl_print_version(FILE *f);
 
 /* Refuse --unit together with --kmod: 0, or a usage error's exit code. */
 int cnctl_check_unit_kmod(const struct cnctl_opts *o);

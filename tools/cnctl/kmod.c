@@ -54,6 +54,7 @@ static void kmod_usage(FILE *f)
 		"               cpus [{cpu, queued, inserted, sent, dropped, refused,\n"
 		"               overflowed}]\n"
 		"  -h, --help   this help\n"
+		"      --version  cnctl's version\n"
 		"\n"
 		"Exit status: 0 ok, 1 runtime error, 2 usage error, 3 permission denied,\n"
 		"4 kmod not loaded.\n");

@@ -29,9 +29,9 @@ struct listen_opts {
 static void listen_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: cnctl listen GROUP... [--id ID]... [--count N] [--timeout MS]\n"
-		"                    [--hex] [--rcvbuf BYTES] [--unit N | --kmod] [--json]\n"
-		"                    [--quiet]\n"
+		"Usage: cnctl listen GROUP... [--id ID]... [--count N]\n"
+		"                    [--timeout DURATION] [--hex] [--rcvbuf BYTES]\n"
+		"                    [--unit N | --kmod] [--json] [--quiet]\n"
 		"\n"
 		"Join the multicast groups GROUP... (group numbers: a connector user's\n"
 		"group is its idx, e.g. 1 for the proc connector) and print every message\n"
@@ -42,8 +42,10 @@ static void listen_usage(FILE *f)
 		"Options:\n"
 		"  -i, --id ID         only messages with this id (IDX.VAL; repeatable)\n"
 		"  -n, --count N       exit after printing N messages\n"
-		"  -t, --timeout MS    exit after MS milliseconds (with --count: exit 5\n"
-		"                      if fewer than N messages were printed by then)\n"
+		"  -t, --timeout DURATION\n"
+		"                      exit after DURATION (500ms, 5s, 2m, 1h, 1d; a bare\n"
+		"                      number is seconds; 1ms to 24d). With --count: exit\n"
+		"                      5 if fewer than N messages were printed by then\n"
 		"  -x, --hex           payload always as hex\n"
 		"  -r, --rcvbuf BYTES  socket receive buffer (suffix K, M, G allowed)\n"
 		"  -u, --unit N        netlink unit (default: NETLINK_CONNECTOR, 11)\n"
@@ -53,12 +55,14 @@ static void listen_usage(FILE *f)
 		"                      the payload is text)\n"
 		"  -q, --quiet         no 'listening' line and no summary on stderr\n"
 		"  -h, --help          this help\n"
+		"      --version       cnctl's version\n"
 		"\n"
 		"The proc connector (group 1) only sends events while some socket has\n"
 		"subscribed with PROC_CN_MCAST_LISTEN (e.g. a running 'cnctl proc').\n"
 		"Overruns are reported on stderr (\"cnctl: receive buffer overrun,\n"
-		"messages lost\") and at exit a summary gives messages printed and\n"
-		"overruns.\n"
+		"messages lost\") and at exit a summary gives messages printed,\n"
+		"overruns (reports) and how many messages the kernel dropped for the\n"
+		"socket in all (an overrun is reported once for any number).\n"
 		"\n"
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout),\n"
 		"1 runtime error, 2 usage error (also a group the unit does not have),\n"
@@ -145,7 +149,7 @@ static int join_groups(struct cn_sock *s, const struct listen_opts *o)
 			char what[48];
 
 			snprintf(what, sizeof(what), "listen: joining group %u", o->groups[i]);
-			return cnctl_connector_err(what, -r);
+			return cnctl_unit_err(what, cn_unit(s), -r);
 		}
 	}
 	return 0;
@@ -187,11 +191,21 @@ int cnctl_listen(int argc, char **argv)
 
 	if (!o.common.quiet) {
 		struct cn_stats st = { 0 };
+		uint64_t drops = 0;
 
 		if (cn_stats(rl.s, &st) == 0 && st.overruns > rl.overruns)
 			rl.overruns = st.overruns;
-		fprintf(stderr, "cnctl: %llu messages printed, %llu overruns\n",
-			(unsigned long long)rl.printed, (unsigned long long)rl.overruns);
+		/* An overrun is one report of any number of lost messages:
+		 * the kernel's own count says how many. */
+		if (cn_drops(rl.s, &drops) == 0)
+			fprintf(stderr,
+				"cnctl: %llu messages printed, %llu overruns, %llu messages "
+				"dropped by the kernel\n",
+				(unsigned long long)rl.printed, (unsigned long long)rl.overruns,
+				(unsigned long long)drops);
+		else
+			fprintf(stderr, "cnctl: %llu messages printed, %llu overruns\n",
+				(unsigned long long)rl.printed, (unsigned long long)rl.overruns);
 	}
 	if (r == CNCTL_EXIT_TIMEOUT)
 		cnctl_err("listen: %llu of %llu messages within %d ms",

@@ -10,10 +10,6 @@
 
 #include "common.h"
 
-#ifndef CNCTL_VERSION
-#define CNCTL_VERSION "unknown"
-#endif
-
 static const struct cnctl_cmd commands[] = {
 	{ "proc", cnctl_proc, "print live process events (fork, exec, exit, ...) from the kernel" },
 	{ "send", cnctl_send, "send one message (ID as IDX.VAL; text, hex or file payload)" },
@@ -30,7 +26,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cnctl COMMAND [OPTIONS]\n"
-		"       cnctl COMMAND --help\n"
+		"       cnctl COMMAND --help | --version\n"
 		"       cnctl --help | --version\n"
 		"\n"
 		"Talk to the Linux kernel connector (NETLINK_CONNECTOR) and to kmod\n"
@@ -80,7 +76,7 @@ int main(int argc, char **argv)
 		return CNCTL_EXIT_OK;
 	}
 	if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
-		printf("cnctl (libcn) %s\n", CNCTL_VERSION);
+		cnctl_print_version(stdout);
 		return CNCTL_EXIT_OK;
 	}
 	if (strcmp(name, "help") == 0 && argc >= 3) {

@@ -17,8 +17,11 @@ int cnctl_kmod_err(int r)
 {
 	switch (-r) {
 	case ENOENT:
-		cnctl_err("kmod is not loaded (no generic netlink family 'cnbus'; "
-			  "insmod cnbus.ko)");
+		/* cnbus.ko is not shipped with the kernel: say where it comes from. */
+		cnctl_err(
+		    "kmod is not loaded (no generic netlink family 'cnbus'): cnbus.ko is "
+		    "not part of the kernel; build it from libcn's source tree with 'make -C "
+		    "kmod' and insmod kmod/cnbus.ko, or install it with DKMS (kmod/README.md)");
 		return CNCTL_EXIT_NOCONN;
 	case EPERM:
 	case EACCES:
@@ -57,7 +60,7 @@ int cnctl_open(const struct cnctl_opts *o, uint32_t batch, struct cn_sock **out)
 	if (!*out) {
 		snprintf(what, sizeof(what), "%s: opening a socket on netlink unit %d", o->cmd,
 			 unit);
-		return cnctl_connector_err(what, errno);
+		return cnctl_unit_err(what, unit, errno);
 	}
 	cnctl_set_rcvbuf(*out, o->rcvbuf);
 	return 0;
@@ -69,9 +72,9 @@ void cnctl_set_rcvbuf(struct cn_sock *s, int bytes)
 
 	if (!bytes)
 		return;
-	/* The kernel reports twice what it grants; less than asked means
-	 * net.core.rmem_max capped us (no CAP_NET_ADMIN). */
+	/* Less than asked means net.core.rmem_max capped us (no
+	 * CAP_NET_ADMIN). */
 	r = cn_set_rcvbuf(s, bytes);
-	if (r >= 0 && r / 2 < bytes)
-		cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)", r / 2);
+	if (r >= 0 && r < bytes)
+		cnctl_err("warning: receive buffer capped at %d bytes (net.core.rmem_max)", r);
 }

@@ -28,7 +28,8 @@ static void notify_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: cnctl notify --idx FIRST[:RANGE]... --val FIRST[:RANGE]... --group G\n"
-		"                    [--count N] [--timeout MS] [--unit N] [--json] [--quiet]\n"
+		"                    [--count N] [--timeout DURATION] [--unit N] [--json]\n"
+		"                    [--quiet]\n"
 		"\n"
 		"Ask kmod (cnbus.ko) to report when a callback whose idx lies in one of\n"
 		"the --idx ranges and whose val lies in one of the --val ranges is\n"
@@ -43,13 +44,15 @@ static void notify_usage(FILE *f)
 		"  -V, --val FIRST[:RANGE]  val range, as --idx\n"
 		"  -g, --group G            multicast group for the notifications (>= 1)\n"
 		"  -n, --count N            exit after printing N notifications\n"
-		"  -t, --timeout MS         exit after MS milliseconds (with --count: exit 5\n"
-		"                           if fewer than N arrived by then)\n"
+		"  -t, --timeout DURATION   exit after DURATION (500ms, 5s, 2m, 1h, 1d; a bare\n"
+		"                           number is seconds; 1ms to 24d). With --count:\n"
+		"                           exit 5 if fewer than N arrived by then\n"
 		"  -u, --unit N             netlink unit (default: the unit kmod reports)\n"
 		"  -j, --json               one JSON object per line: event (\"added\" or\n"
 		"                           \"removed\"), idx, val\n"
 		"  -q, --quiet              no 'subscribed' line and no summary on stderr\n"
 		"  -h, --help               this help\n"
+		"      --version            cnctl's version\n"
 		"\n"
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout),\n"
 		"1 runtime error (also: kmod refused the request as malformed, because its\n"
@@ -126,7 +129,7 @@ static int in_ranges(const struct cn_range *r, unsigned int n, uint32_t x)
 
 /* kmod's answer to our own request (CN_SEND_ACK) as an exit code: 0, or
  * the exit code after a one-line error. */
-static int check_answer(int r, uint32_t group)
+static int check_answer(int r, int unit, uint32_t group)
 {
 	switch (r) {
 	case 0:
@@ -160,7 +163,7 @@ static int check_answer(int r, uint32_t group)
 			  "request may or may not be registered");
 		return CNCTL_EXIT_ERROR;
 	default:
-		return cnctl_connector_err("notify: sending the request", -r);
+		return cnctl_unit_err("notify: sending the request", unit, -r);
 	}
 }
 
@@ -192,10 +195,10 @@ static int subscribe(struct cn_sock *s, const struct notify_opts *o, struct cn_m
 		return cnctl_usage_err("notify", "--group '%u': netlink unit %d has no such group",
 				       o->group, cn_unit(s));
 	if (r < 0)
-		return cnctl_connector_err("notify: joining --group", -r);
+		return cnctl_unit_err("notify: joining --group", cn_unit(s), -r);
 	/* kmod answers the request itself (NLM_F_ACK): the exact refusal of
 	 * this request, whatever other clients do meanwhile. */
-	return check_answer(cn_send(s, reqmsg, CN_SEND_ACK), o->group);
+	return check_answer(cn_send(s, reqmsg, CN_SEND_ACK), cn_unit(s), o->group);
 }
 
 int cnctl_notify(int argc, char **argv)

@@ -26,8 +26,10 @@ struct cnctl_option {
 };
 
 /* Where one long name means two things, the rows say which subcommand
- * takes which (--hex: the payload of send/request, hex output of listen;
- * --timeout: seconds for proc, as forkstat's -D, milliseconds elsewhere). */
+ * takes which (--hex: the payload of send/request, hex output of listen).
+ * --timeout is one duration everywhere (cnctl_parse_duration); proc also
+ * takes it as -D, forkstat's letter for it. A letter above 255 is a long
+ * option only. */
 static const struct cnctl_option options[] = {
 	{ "ack", required_argument, 'a', SEND | REQUEST },
 	{ "color", required_argument, 'c', PROC },
@@ -51,9 +53,8 @@ static const struct cnctl_option options[] = {
 	{ "seq", required_argument, 's', SEND | REQUEST },
 	{ "stats", no_argument, 'S', PROC },
 	{ "time", required_argument, 'T', PROC },
-	{ "timeout", required_argument, 'D', PROC },
-	{ NULL, required_argument, 't', PROC },
-	{ "timeout", required_argument, 't', LISTEN | REQUEST | NOTIFY },
+	{ NULL, required_argument, 'D', PROC },
+	{ "timeout", required_argument, 't', PROC | LISTEN | REQUEST | NOTIFY },
 	{ "unit", required_argument, 'u', SEND | LISTEN | REQUEST | NOTIFY },
 	{ "val", required_argument, 'V', NOTIFY },
 	/* cnctl proc's filters and columns (proc_filter.c) */
@@ -67,6 +68,7 @@ static const struct cnctl_option options[] = {
 	{ "threads", no_argument, 'W', PROC },
 	{ "extra", no_argument, 'x', PROC },
 	{ "prompt", no_argument, 'L', PROC },
+	{ "version", no_argument, CNCTL_OPT_VERSION, ALL },
 };
 
 #define N_OPTIONS (sizeof(options) / sizeof(options[0]))
@@ -87,7 +89,7 @@ void cnctl_getopt_init(struct cnctl_getopt *g, enum cnctl_cmd_id cmd)
 			continue;
 		if (o->name)
 			g->longopts[n++] = (struct option){ o->name, o->has_arg, NULL, o->letter };
-		if (!memchr(g->shortopts, o->letter, k)) {
+		if (o->letter <= 0xff && !memchr(g->shortopts, o->letter, k)) {
 			g->shortopts[k++] = (char)o->letter;
 			if (o->has_arg == required_argument)
 				g->shortopts[k++] = ':';

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * opts.c - the options several cnctl subcommands share (--unit, --kmod,
- * --json, --quiet, --count, --timeout, --rcvbuf, --help): one meaning and
+ * --json, --quiet, --count, --timeout, --rcvbuf, --help, --version): one meaning and
  * one error message each, wherever they appear.
  */
 #include <getopt.h>
@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "common.h"
+
+#ifndef CNCTL_VERSION
+#define CNCTL_VERSION "unknown"
+#endif
 
 #define CNCTL_RCVBUF_MAX (1ull << 30)
 
@@ -56,13 +60,14 @@ int cnctl_common_opt(int c, char **argv, struct cnctl_opts *o)
 			    optarg);
 		o->count = v;
 		return 0;
-	case 't':
-		if (cnctl_parse_uint(optarg, 0, INT32_MAX, &v) < 0)
-			return cnctl_usage_err(
-			    o->cmd, "invalid --timeout value '%s': expected milliseconds 0..%d",
-			    optarg, INT32_MAX);
-		o->timeout = (int)v;
+	case 't': {
+		int64_t ms;
+
+		if (cnctl_parse_timeout(o->cmd, optarg, &ms))
+			return CNCTL_EXIT_USAGE;
+		o->timeout = (int)ms; /* at most CNCTL_DURATION_MAX_MS */
 		return 0;
+	}
 	case 'r':
 		if (cnctl_parse_size(optarg, 1, CNCTL_RCVBUF_MAX, &v) < 0)
 			return cnctl_usage_err(o->cmd,
@@ -74,9 +79,28 @@ int cnctl_common_opt(int c, char **argv, struct cnctl_opts *o)
 	case 'h':
 		o->usage(stdout);
 		return CNCTL_HELP_SHOWN;
+	case CNCTL_OPT_VERSION:
+		cnctl_print_version(stdout);
+		return CNCTL_HELP_SHOWN;
 	default:
 		return opt_err(o->cmd, c, argv);
 	}
+}
+
+int cnctl_parse_timeout(const char *cmd, const char *arg, int64_t *ms)
+{
+	if (cnctl_parse_duration(arg, ms) == 0)
+		return 0;
+	return cnctl_usage_err(cmd,
+			       "invalid --timeout value '%s': expected a duration from 1ms to 24d, "
+			       "a number with a unit ms, s, m, h or d (a bare number is seconds), "
+			       "e.g. 500ms, 5, 1.5m",
+			       arg);
+}
+
+void cnctl_print_version(FILE *f)
+{
+	fprintf(f, "cnctl (libcn) %s\n", CNCTL_VERSION);
 }
 
 int cnctl_check_unit_kmod(const struct cnctl_opts *o)

@@ -49,7 +49,7 @@ static void proc_usage(FILE *f)
 		"Usage: cnctl proc [--json] [--events LIST] [--stats] [--count N]\n"
 		"                  [--pid PID [--tree]] [--pgrp PGID] [--uid UID|--user NAME]\n"
 		"                  [--comm GLOB] [--no-threads] [--extra] [--prompt]\n"
-		"                  [--timeout SECONDS] [--time clock|iso|mono]\n"
+		"                  [--timeout DURATION] [--time clock|iso|mono]\n"
 		"                  [--color auto|always|never] [--rcvbuf BYTES] [--quiet]\n"
 		"\n"
 		"Print process events (fork, exec, uid, gid, sid, ptrace, comm, coredump,\n"
@@ -101,9 +101,9 @@ static void proc_usage(FILE *f)
 		"  -S, --stats          at exit, a table per command: forks, clones, execs,\n"
 		"                       exits, failed (non-zero) exits and exits lost\n"
 		"  -n, --count N        exit after printing N events (1 to 2^64-1)\n"
-		"  -D, -t, --timeout SECONDS\n"
-		"                       exit after SECONDS (a decimal number; suffix ms, s,\n"
-		"                       m or h allowed, e.g. 500ms, 1.5, 2m)\n"
+		"  -D, -t, --timeout DURATION\n"
+		"                       exit after DURATION (500ms, 5s, 2m, 1h, 1d; a bare\n"
+		"                       number is seconds; 1ms to 24d)\n"
 		"  -T, --time FORMAT    the TIME column: clock (local time of day, the\n"
 		"                       default), iso (date and time with the UTC offset,\n"
 		"                       as ip -ts monitor), mono (seconds of CLOCK_MONOTONIC,\n"
@@ -115,6 +115,7 @@ static void proc_usage(FILE *f)
 		"  -q, --quiet          no 'listening' line, loss reports or summary (--json:\n"
 		"                       no start and summary objects; loss is always told)\n"
 		"  -h, --help           this help\n"
+		"      --version        cnctl's version\n"
 		"\n"
 		"Lost events are reported on stderr (--json: stdout) at most once a\n"
 		"second with exact totals. After a loss cnctl rescans /proc, so names\n"
@@ -132,34 +133,6 @@ static void proc_usage(FILE *f)
 		"CAP_NET_ADMIN), 4 no proc connector.\n");
 }
 /* clang-format on */
-
-/* A duration: a decimal number of seconds, or with a suffix ms, s, m, h.
- * Returns milliseconds, or -1. */
-static int64_t parse_duration(const char *arg)
-{
-	static const struct {
-		const char *suffix;
-		double ms;
-	} units[] = { { "", 1000 }, { "s", 1000 }, { "ms", 1 }, { "m", 60000 }, { "h", 3600000 } };
-	char *end;
-	double v;
-
-	if (!arg[0] || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ')
-		return -1;
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || v < 0)
-		return -1;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix) == 0) {
-			double ms = v * units[i].ms;
-
-			/* Up to INT32_MAX ms (24 days), as poll takes. */
-			return ms <= INT32_MAX ? (int64_t)(ms + 0.5) : -1;
-		}
-	}
-	return -1;
-}
 
 static int color_wanted(const char *when)
 {
@@ -251,13 +224,8 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 			break;
 		case 'D':
 		case 't':
-			o->timeout_ms = parse_duration(optarg);
-			if (o->timeout_ms < 0)
-				return cnctl_usage_err("proc",
-						       "invalid --timeout value '%s': expected "
-						       "seconds (e.g. 10, 1.5, 500ms, 2m, 1h; at "
-						       "most 24 days)",
-						       optarg);
+			if (cnctl_parse_timeout("proc", optarg, &o->timeout_ms))
+				return CNCTL_EXIT_USAGE;
 			break;
 		case 'T':
 			if (strcmp(optarg, "clock") == 0)

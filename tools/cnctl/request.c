@@ -21,8 +21,9 @@
 static void request_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: cnctl request ID [DATA] [--hex HEX | --file PATH] [--timeout MS]\n"
-		"                     [--match strict|ack-only] [--seq N] [--ack N]\n"
+		"Usage: cnctl request ID [DATA] [--hex HEX | --file PATH]\n"
+		"                     [--timeout DURATION] [--match strict|ack-only]\n"
+		"                     [--seq N] [--ack N]\n"
 		"                     [--join G]... [--no-join] [--rcvbuf BYTES]\n"
 		"                     [--unit N | --kmod] [--json]\n"
 		"\n"
@@ -35,7 +36,9 @@ static void request_usage(FILE *f)
 		"Options:\n"
 		"  -x, --hex HEX       payload as hex digit pairs\n"
 		"  -f, --file PATH     payload read from PATH ('-': standard input)\n"
-		"  -t, --timeout MS    wait at most MS milliseconds (default 1000)\n"
+		"  -t, --timeout DURATION\n"
+		"                      wait at most DURATION (default 1s; 500ms, 5s, 2m,\n"
+		"                      1h, 1d; a bare number is seconds; 1ms to 24d)\n"
 		"  -m, --match POLICY  strict (default) or ack-only\n"
 		"  -s, --seq N         send this seq (default: the socket's next)\n"
 		"  -a, --ack N         send this ack (default: random)\n"
@@ -51,6 +54,7 @@ static void request_usage(FILE *f)
 		"  -j, --json          the reply as one JSON object (as 'cnctl listen --json'\n"
 		"                      plus req_seq, req_ack, rtt_us)\n"
 		"  -h, --help          this help\n"
+		"      --version       cnctl's version\n"
 		"\n"
 		"Exit status: 0 reply printed, 1 runtime error (including a receive buffer\n"
 		"overrun while waiting), 2 usage error, 3 permission denied, 4 no such\n"
@@ -113,7 +117,8 @@ static int parse_opts(int argc, char **argv, struct request_opts *o)
 }
 
 /* Report a failed cn_request (r < 0) and return the exit code. */
-static int request_err(int r, const struct cn_msg *msg, const struct request_opts *o)
+static int request_err(int r, const struct cn_sock *s, const struct cn_msg *msg,
+		       const struct request_opts *o)
 {
 	switch (-r) {
 	case ETIMEDOUT:
@@ -132,7 +137,7 @@ static int request_err(int r, const struct cn_msg *msg, const struct request_opt
 		cnctl_err("request: %s", strerror(-r));
 		return CNCTL_EXIT_ERROR;
 	default:
-		return cnctl_connector_err("request", -r);
+		return cnctl_unit_err("request", cn_unit(s), -r);
 	}
 }
 
@@ -174,7 +179,8 @@ int cnctl_request(int argc, char **argv)
 		if (r < 0) {
 			cnctl_err("request: joining --join group %u: %s", o.join[i], strerror(-r));
 			cn_close(s);
-			return r == -EINVAL ? CNCTL_EXIT_USAGE : cnctl_connector_err("join", -r);
+			return r == -EINVAL ? CNCTL_EXIT_USAGE
+					    : cnctl_unit_err("join", cn_unit(s), -r);
 		}
 	}
 
@@ -182,7 +188,7 @@ int cnctl_request(int argc, char **argv)
 	r = cn_request(s, msg, o.msg.flags, o.policy, o.common.timeout, &reply);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (r < 0) {
-		r = request_err(r, msg, &o);
+		r = request_err(r, s, msg, &o);
 		cn_close(s);
 		return r;
 	}

@@ -33,6 +33,7 @@ static void send_usage(FILE *f)
 		"  -k, --kmod         use the unit kmod (cnbus.ko) reports\n"
 		"  -j, --json         print {\"idx\",\"val\",\"seq\",\"ack\",\"len\",\"unit\"}\n"
 		"  -h, --help         this help\n"
+		"      --version      cnctl's version\n"
 		"\n"
 		"Numbers (N) are decimal or 0x hex, 32 bits. The payload is at most 16384\n"
 		"bytes (CONNECTOR_MAX_MSG_SIZE).\n"
@@ -76,7 +77,7 @@ int cnctl_send(int argc, char **argv)
 		return r;
 	r = cn_send(s, msg, m.flags);
 	if (r < 0) {
-		r = cnctl_connector_err("send", -r);
+		r = cnctl_unit_err("send", cn_unit(s), -r);
 		cn_close(s);
 		return r;
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* util.c - error reporting, number parsing and the final flush shared by cnctl's subcommands. */
+/* util.c - error reporting, number and duration parsing and the final flush
+ * shared by cnctl's subcommands. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,29 @@ int cnctl_usage_err(const char *cmd, const char *fmt, ...)
 
 int cnctl_connector_err(const char *what, int err)
 {
+	return cnctl_unit_err(what, NETLINK_CONNECTOR, err);
+}
+
+int cnctl_unit_err(const char *what, int unit, int err)
+{
+	/* Another unit than the connector's: name it, and never blame
+	 * NETLINK_CONNECTOR for what happened on unit 2. */
+	if (unit != NETLINK_CONNECTOR) {
+		switch (err) {
+		case EPROTONOSUPPORT:
+		case EAFNOSUPPORT:
+			cnctl_err("no netlink unit %d in the kernel: %s: %s", unit, what,
+				  strerror(err));
+			return CNCTL_EXIT_NOCONN;
+		case ECONNREFUSED:
+			/* The unit exists but nothing in the kernel takes
+			 * messages on it (NETLINK_USERSOCK, 2, is one). */
+			cnctl_err("nothing in the kernel receives on netlink unit %d (not a "
+				  "connector; for kmod's unit use --kmod): %s: %s",
+				  unit, what, strerror(err));
+			return CNCTL_EXIT_NOCONN;
+		}
+	}
 	switch (err) {
 	case EPERM:
 	case EACCES:
@@ -108,6 +132,55 @@ int cnctl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (v < min || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+/* The units of a duration, longest suffix first ("ms" before "m"). */
+static const struct {
+	const char *suffix;
+	int64_t ms;
+} duration_units[] = {
+	{ "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "d", 86400000 },
+};
+
+int cnctl_parse_duration(const char *s, int64_t *ms)
+{
+	int64_t whole = 0, frac = 0, scale = 1, unit = 1000; /* bare: seconds */
+	size_t i;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1; /* also "", "-1", "+1", " 1", ".5" */
+	/* Whole part: more than 9 digits is beyond the bound in any unit. */
+	for (i = 0; *s >= '0' && *s <= '9'; s++, i++) {
+		if (i == 9)
+			return -1;
+		whole = whole * 10 + (*s - '0');
+	}
+	if (*s == '.') {
+		s++;
+		if (*s < '0' || *s > '9')
+			return -1; /* "1." */
+		/* Digits past the sixth cannot change the milliseconds of a
+		 * unit of at most a day: read, not counted. */
+		for (i = 0; *s >= '0' && *s <= '9'; s++, i++) {
+			if (i < 6) {
+				frac = frac * 10 + (*s - '0');
+				scale *= 10;
+			}
+		}
+	}
+	if (*s) {
+		for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+			if (strcmp(s, duration_units[i].suffix) == 0)
+				break;
+		if (i == sizeof(duration_units) / sizeof(duration_units[0]))
+			return -1; /* "1e3", "5 s", "2sec", "1.5.2" */
+		unit = duration_units[i].ms;
+	}
+	/* Rounded to the nearest millisecond. */
+	*ms = whole * unit + (frac * unit + scale / 2) / scale;
+	if (*ms < CNCTL_DURATION_MIN_MS || *ms > CNCTL_DURATION_MAX_MS)
+		return -1;
 	return 0;
 }
 

@@ -55,7 +55,7 @@ ignore() {
 
 case $CASE in
 request_proc_ack)
-	"$CNCTL" request 1.1 --hex 01000000 --match ack-only --timeout 2000 --json --rcvbuf 64M \
+	"$CNCTL" request 1.1 --hex 01000000 --match ack-only --timeout 2s --json --rcvbuf 64M \
 		>"$T/out" 2>"$T/err"
 	rc=$?
 	ignore
@@ -76,7 +76,7 @@ request_proc_ack)
 request_proc_strict_timeout)
 	# The same round trip under --match strict never matches: the proc
 	# connector overwrites seq (docs/DESIGN.md, "The proc connector"). The request times out: exit 5.
-	"$CNCTL" request 1.1 --hex 01000000 --match strict --timeout 500 --rcvbuf 64M >"$T/out" 2>"$T/err"
+	"$CNCTL" request 1.1 --hex 01000000 --match strict --timeout 500ms --rcvbuf 64M >"$T/out" 2>"$T/err"
 	rc=$?
 	ignore
 	[ $rc = 5 ] || fail "request --match strict exited $rc, expected 5 (timeout)"
@@ -96,7 +96,7 @@ send_unknown_id)
 		fail "send --file exited $?"
 	grep -q '^{"idx":2147483632,"val":1,"seq":[0-9]*,"ack":[0-9]*,"len":5,"unit":11}$' \
 		"$T/json" || fail "unexpected send --json output"
-	"$CNCTL" request "$UNKNOWN" hello --timeout 300 --no-join >"$T/req" 2>>"$T/err"
+	"$CNCTL" request "$UNKNOWN" hello --timeout 300ms --no-join >"$T/req" 2>>"$T/err"
 	rc=$?
 	[ $rc = 5 ] || fail "request to an unknown id exited $rc, expected 5 (timeout)"
 	[ -s "$T/req" ] && fail "request printed a reply"
@@ -108,7 +108,7 @@ listen_proc)
 	"$CNCTL" proc --count 1000000 >/dev/null 2>"$T/proc.err" &
 	PIDS="$PIDS $!"
 	await "$T/proc.err" "listening for proc events"
-	"$CNCTL" listen 1 --id 1.1 --count 6 --timeout 10000 --json --rcvbuf 64M >"$T/out" 2>"$T/err" &
+	"$CNCTL" listen 1 --id 1.1 --count 6 --timeout 10s --json --rcvbuf 64M >"$T/out" 2>"$T/err" &
 	lpid=$!
 	PIDS="$PIDS $lpid"
 	await "$T/err" "listening on unit 11, group 1"
@@ -120,12 +120,13 @@ listen_proc)
 	[ $rc = 0 ] || fail "listen exited $rc"
 	[ "$(grep -c '^{"idx":1,"val":1,"seq":[0-9]*,"ack":[0-9]*,"len":40,"flags":0,"port":0,"group":1,"hex":"[0-9a-f]\{80\}"}$' "$T/out")" = 6 ] ||
 		fail "expected 6 proc event lines"
-	grep -q "^cnctl: 6 messages printed, 0 overruns$" "$T/err" || fail "no summary"
+	grep -q "^cnctl: 6 messages printed, 0 overruns, 0 messages dropped by the kernel$" "$T/err" ||
+		fail "no summary"
 	echo "ok: $(head -n 1 "$T/out")"
 	;;
 listen_timeout)
 	# Nobody sends to group 20: --count is not reached within --timeout.
-	"$CNCTL" listen 20 --count 1 --timeout 200 >"$T/out" 2>"$T/err"
+	"$CNCTL" listen 20 --count 1 --timeout 200ms >"$T/out" 2>"$T/err"
 	rc=$?
 	[ $rc = 5 ] || fail "listen exited $rc, expected 5 (timeout)"
 	grep -q "0 of 1 messages within 200 ms" "$T/err" || fail "no timeout message"
@@ -144,6 +145,9 @@ kmod_absent)
 		[ $rc = 4 ] || fail "cnctl $args exited $rc, expected 4"
 		[ "$(wc -l <"$T/err")" = 1 ] && grep -q "kmod is not loaded" "$T/err" ||
 			fail "cnctl $args: expected one line saying kmod is not loaded"
+		# ... and where a cnbus.ko comes from: it is not in any kernel.
+		grep -q "make -C kmod.*kmod/cnbus.ko.*DKMS (kmod/README.md)" "$T/err" ||
+			fail "cnctl $args: the hint does not say how to get cnbus.ko"
 	done
 	echo "ok: $(cat "$T/err")"
 	;;

@@ -94,7 +94,7 @@ listen_bad_group) run 2 "GROUP 'one'" listen one ;;
 listen_group_zero) run 2 "GROUP '0'" listen 0 ;;
 listen_bad_id)	run 2 "--id value '1'" listen 1 --id 1 ;;
 listen_bad_count) run 2 "--count value '0'" listen 1 --count 0 ;;
-listen_bad_timeout) run 2 "--timeout value '1s'" listen 1 --timeout 1s ;;
+listen_bad_timeout) run 2 "--timeout value '1e3'" listen 1 --timeout 1e3 ;;
 listen_bad_rcvbuf) run 2 "--rcvbuf value 'big'" listen 1 --rcvbuf big ;;
 listen_unknown_option) run 2 "'-z'" listen 1 -z ;;
 # request

@@ -102,7 +102,7 @@ if [ -x /bin/cnctl ]; then
 
 	if insmod /lib/cnbus/cnbus_test.ko period_ms=200; then
 		# Echo: same seq, ack + 1, same payload.
-		/bin/cnctl request --kmod 0x123.0x456 hello --timeout 2000 >/tmp/c.out 2>&1
+		/bin/cnctl request --kmod 0x123.0x456 hello --timeout 2s >/tmp/c.out 2>&1
 		rc=$?
 		sed 's/^/# cnctl request: /' /tmp/c.out
 		line=$(cat /tmp/c.out)
@@ -111,13 +111,13 @@ if [ -x /bin/cnctl ]; then
 		[ $# = 4 ] && [ "$1" = "$3" ] && [ "$2" = "$((($4 + 1) % 4294967296))" ]
 		tap $((rc + $?)) "request --kmod 0x123.0x456 hello: echo with seq, ack + 1 (exit $rc)" /tmp/c.out
 
-		/bin/cnctl request --kmod 0x123.0x999 x --timeout 200 >/tmp/c.out 2>&1
+		/bin/cnctl request --kmod 0x123.0x999 x --timeout 200ms >/tmp/c.out 2>&1
 		rc=$?
 		[ $rc = 5 ]
 		tap $? "request to an id without callback: timeout exit 5 (exit $rc)" /tmp/c.out
 
 		# The timer's "cpu=C counter=N" CBUS messages reach group 0x123.
-		/bin/cnctl listen --kmod 0x123 --id 0x123.0x456 --count 2 --timeout 10000 --json >/tmp/c.out 2>/tmp/c.err
+		/bin/cnctl listen --kmod 0x123 --id 0x123.0x456 --count 2 --timeout 10s --json >/tmp/c.out 2>/tmp/c.err
 		rc=$?
 		sed 's/^/# cnctl listen (timer): /' /tmp/c.out
 		[ "$(grep -c '"idx":291,"val":1110,.*"text":"cpu=[0-9]* counter=[0-9]*"' /tmp/c.out)" = 2 ]
@@ -125,7 +125,7 @@ if [ -x /bin/cnctl ]; then
 
 		# send to 0x123.0x459: the test module multicasts it to group 0x123
 		# (reported as 291: above 32, libcn reads it from NETLINK_PKTINFO).
-		/bin/cnctl listen --kmod 0x123 --id 0x123.0x459 --count 1 --timeout 10000 >/tmp/l.out 2>/tmp/l.err &
+		/bin/cnctl listen --kmod 0x123 --id 0x123.0x459 --count 1 --timeout 10s >/tmp/l.out 2>/tmp/l.err &
 		lpid=$!
 		await /tmp/l.err "listening on unit"
 		/bin/cnctl send --kmod 0x123.0x459 ping >/tmp/c.out 2>&1
@@ -147,7 +147,7 @@ if [ -x /bin/cnctl ]; then
 		tap $((rc + $?)) "kmod lists the test module's callbacks (exit $rc)" /tmp/c.out
 
 		# notify: unloading cnbus_test removes 0x123.0x456 and 0x123.0x457.
-		/bin/cnctl notify --idx 0x123 --val 0x456:2 --group 7 --count 2 --timeout 10000 --json >/tmp/n.out 2>/tmp/n.err &
+		/bin/cnctl notify --idx 0x123 --val 0x456:2 --group 7 --count 2 --timeout 10s --json >/tmp/n.out 2>/tmp/n.err &
 		npid=$!
 		await /tmp/n.err "notification request"
 		rmmod cnbus_test
@@ -178,7 +178,7 @@ if [ -x /bin/cnctl ]; then
 		grep -q '^nobody:' /etc/passwd 2>/dev/null ||
 			echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>/etc/passwd
 		grep -q '^nogroup:' /etc/group 2>/dev/null || echo 'nogroup:x:65534:' >>/etc/group
-		su -s /bin/sh nobody -c 'id -u; /bin/cnctl notify --idx 0x123 --val 0x456 --group 7 --timeout 2000' >/tmp/n.out 2>/tmp/n.err
+		su -s /bin/sh nobody -c 'id -u; /bin/cnctl notify --idx 0x123 --val 0x456 --group 7 --timeout 2s' >/tmp/n.out 2>/tmp/n.err
 		rc=$?
 		sed 's/^/# cnctl notify (nobody): /' /tmp/n.out /tmp/n.err
 		[ $rc = 3 ] && [ "$(cat /tmp/n.out)" = 65534 ] &&
