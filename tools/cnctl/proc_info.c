@@ -241,11 +241,16 @@ void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
 {
 	struct proc_info *p;
 
-	if (e->pid != e->tgid || proc_info_find(st, e->tgid))
+	if (e->pid != e->tgid)
 		return;
 	p = info_add(st, e->tgid);
 	if (!p)
 		return;
+	/* The tracker did not know this task: what the table holds for its
+	 * pid is from before (a reused pid, or a task whose events were
+	 * lost), so it is read afresh. */
+	cmd_put(p->cmd);
+	*p = (struct proc_info){ .tgid = e->tgid };
 	complete(st, p);
 	if (st->o->tree && below_root(st, e))
 		p->flags |= PROC_INFO_TREE;
