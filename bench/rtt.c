@@ -350,7 +350,15 @@ int main(int argc, char **argv)
 				struct tally ph = { 0 };
 				double t0, c0;
 
-				group(fd, 1);
+				/* libcn's sockets through its API: a membership made
+				 * behind its back, cn_request would not know of, and
+				 * would join and leave around every request. */
+				if (m == LIBCN || m == LIBCN_ASYNC) {
+					if (cn_join(m == LIBCN ? s : as, CN_IDX_PROC) < 0)
+						cnb_die("cn_join");
+				} else {
+					group(fd, 1);
+				}
 				t0 = cnb_now();
 				c0 = cnb_thread_cpu();
 				switch (m) {
@@ -377,14 +385,16 @@ int main(int argc, char **argv)
 				t[m].ok += ph.ok;
 				t[m].timeouts += ph.timeouts;
 				t[m].errors += ph.errors;
-				group(fd, 0);
 				if (m == LIBCN || m == LIBCN_ASYNC) {
 					struct cn_message msg;
 					struct cn_sock *cs = m == LIBCN ? s : as;
 
+					if (cn_leave(cs, CN_IDX_PROC) < 0)
+						cnb_die("cn_leave");
 					while (cn_recv(cs, &msg, CN_RECV_DONTWAIT) != -EAGAIN)
 						;
 				} else {
+					group(fd, 0);
 					drain(fd);
 				}
 			}
