@@ -103,22 +103,31 @@ void proc_info_remove(struct proc_state *st, pid_t tgid)
 	}
 }
 
+/* Up to size bytes of /proc/tgid/file, read at once: how many, or -1. */
+static ssize_t read_proc(pid_t tgid, const char *file, char *buf, size_t size)
+{
+	char path[48];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)tgid, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size);
+	close(fd);
+	return n;
+}
+
 /* The command line of tgid, read now (NUL-separated arguments, as in
  * /proc); NULL when it cannot be had (gone, a zombie, a kernel thread). */
 static struct proc_cmdline *read_cmdline(pid_t tgid)
 {
-	char path[32], buf[PROC_ARGV_MAX + 1];
+	char buf[PROC_ARGV_MAX + 1];
 	struct proc_cmdline *c;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
 	/* One byte more than kept: a full buffer says the line was longer. */
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
+	ssize_t n = read_proc(tgid, "cmdline", buf, sizeof(buf));
+
 	if (n <= 0)
 		return NULL;
 	c = malloc(sizeof(*c) + (size_t)n + 1);
@@ -144,17 +153,10 @@ static struct proc_cmdline *read_cmdline(pid_t tgid)
  * /proc/PID: root's for a process that is not dumpable). */
 static int read_uid(pid_t tgid, uid_t *uid)
 {
-	char path[32], buf[1024], *p;
+	char buf[1024], *p;
 	unsigned int r, e;
-	ssize_t n;
-	int fd;
+	ssize_t n = read_proc(tgid, "status", buf, sizeof(buf) - 1);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
@@ -169,18 +171,11 @@ static int read_uid(pid_t tgid, uid_t *uid)
  * state, past the name in parentheses, which may hold anything). */
 static int read_pgrp(pid_t tgid, pid_t *pgrp)
 {
-	char path[32], buf[512], *p;
+	char buf[512], *p;
 	int ppid, pg;
 	char state;
-	ssize_t n;
-	int fd;
+	ssize_t n = read_proc(tgid, "stat", buf, sizeof(buf) - 1);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)tgid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
