@@ -290,6 +290,13 @@ loss_resync)
 	sleep 30 &
 	new=$!
 	for i in $(seq 50); do /bin/true; done
+	# "Started while blind" means exec'd while blind: on a slow machine
+	# (TCG) the child may still be the shell then, and cnctl would meet
+	# its exec after the kill below, with the command line gone.
+	for i in $(seq 200); do
+		[ "$(tr '\0' ' ' <"/proc/$new/cmdline" 2>/dev/null)" = "sleep 30 " ] && break
+		sleep 0.05
+	done
 	kill -CONT "$cn"
 	await "$dir/err" 'resynchronized with /proc after lost events'
 	# The resync follows the overrun while blind (the first one then).
