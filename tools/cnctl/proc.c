@@ -297,7 +297,7 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
 		st->vanished++;
 		proc_stats_vanished(st, e);
 		if (e->pid == e->tgid)
-			proc_info_remove(st, e->tgid);
+			proc_info_vanished(st, e->tgid);
 	} else {
 		st->appeared++;
 		proc_info_appeared(st, e);
@@ -310,6 +310,8 @@ static void resync(struct proc_state *st)
 {
 	uint64_t app = st->appeared, van = st->vanished;
 
+	/* Found gone by the last resync and no exit since: gone for good. */
+	proc_info_drop_vanished(st);
 	if (cn_proc_tracker_sync(st->t, on_change, st) < 0)
 		return; /* kept as needing a sync: tried again next time */
 	st->resyncs++;

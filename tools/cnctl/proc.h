@@ -81,6 +81,8 @@ struct proc_cmdline {
 #define PROC_INFO_UID	    0x2u /* uid known */
 #define PROC_INFO_PGRP	    0x4u /* pgrp known */
 #define PROC_INFO_TREE	    0x8u /* --pid's process or one of its descendants */
+#define PROC_INFO_VANISHED                                                                         \
+	0x10u /* a resync found it gone: dropped at the next, unless its exit comes */
 
 /* What is known of one process (proc_info.c); tgid 0: a free slot. */
 struct proc_info {
@@ -136,6 +138,11 @@ int proc_info_init(struct proc_state *st);
 void proc_info_free(struct proc_state *st);
 /* Fill the table from the tracker's processes (after its first sync). */
 void proc_info_scan(struct proc_state *st);
+/* A process a resync found gone: kept, flagged, until the next resync
+ * (proc_info_drop_vanished), as the tracker keeps it: its exit may still
+ * be on its way (it ended while /proc was read) and is then named. */
+void proc_info_vanished(struct proc_state *st, pid_t tgid);
+void proc_info_drop_vanished(struct proc_state *st);
 /* A process the tracker found running after a loss (its fork was lost). */
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
 /* Update the table for ev; returns ev's process's entry (NULL: unknown). */

@@ -232,6 +232,29 @@ void proc_info_scan(struct proc_state *st)
 	}
 }
 
+void proc_info_vanished(struct proc_state *st, pid_t tgid)
+{
+	struct proc_info *p = proc_info_find(st, tgid);
+
+	if (p)
+		p->flags |= PROC_INFO_VANISHED;
+}
+
+void proc_info_drop_vanished(struct proc_state *st)
+{
+	uint32_t i = 0;
+
+	if (!st->info)
+		return;
+	while (i <= st->info_mask) {
+		/* A removal may shift another entry into slot i: look again. */
+		if (st->info[i].tgid && (st->info[i].flags & PROC_INFO_VANISHED))
+			proc_info_remove(st, st->info[i].tgid);
+		else
+			i++;
+	}
+}
+
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
 {
 	struct proc_info *p;
