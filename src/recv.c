@@ -305,46 +305,6 @@ static int recv_batch_kept(struct cn_sock *s, struct cn_message *out, unsigned i
 	return (int)n;
 }
 
-/*
- * cn_recv_batch's usual call, on an idle socket (cn__rx_idle): one
- * recvmmsg (recvfrom for one slot, as rx_read), and its datagrams taken with one test each while they are
- * simple; the first that is not, and those after it, stay pending for
- * recv_batch_rest. How many were taken, or -errno.
- */
-static inline __attribute__((always_inline)) int
-recv_batch_idle(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
-{
-	struct cn_rx *rx = &s->rx;
-	uint32_t k, n = max < rx->nslots ? max : rx->nslots;
-	int got;
-
-	if (n == 1) {
-		ssize_t len = rx_recv_one(s, flags & CN_RECV_DONTWAIT);
-
-		if (len < 0)
-			return (int)len;
-		if (rx_one_simple(rx, len)) {
-			rx_one_take(s, out);
-			return 1;
-		}
-		cn__rx_one_read(rx, len);
-		return 0;
-	}
-	s->st.syscalls++;
-	/* Wait for the first datagram only, then take what is queued. */
-	got = recvmmsg(s->fd, rx->mmsg, n,
-		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
-	if (got < 0)
-		return rx_read_failed(s);
-	s->st.datagrams += (uint64_t)got;
-	k = take_simple(rx, 0, (uint32_t)got, out, 0);
-	s->st.messages += k;
-	/* All taken: the cursor stays where it was, at its end (idle). */
-	if (__builtin_expect(k < (uint32_t)got, 0))
-		cn__rx_walk_from(rx, k, (uint32_t)got);
-	return (int)k;
-}
-
 /* cn_recv_batch after its argument checks, anything but recv_batch_idle. */
 static __attribute__((noinline)) int recv_batch(struct cn_sock *s, struct cn_message *out,
 						unsigned int max, unsigned int flags)
@@ -381,15 +341,16 @@ static __attribute__((noinline)) int recv_batch(struct cn_sock *s, struct cn_mes
 	}
 }
 
-/* recv_batch_idle left datagrams it did not take (the first not simple,
- * those after it): the walk takes them into out[n..max), or reads again
- * when it took nothing. */
+/* recv_batch_idle took n of the got datagrams it read (the first not
+ * simple, and those after it, left): the walk takes them into out[n..max),
+ * or reads again when it took nothing. */
 static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
-						     unsigned int n, unsigned int max,
+						     unsigned int n, uint32_t got, unsigned int max,
 						     unsigned int flags)
 {
 	int r;
 
+	cn__rx_walk_from(&s->rx, n, got);
 	n += rx_take(s, out + n, max - n, &r);
 	if (r < 0) {
 		if (n == 0)
@@ -399,20 +360,42 @@ static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct c
 	return n > 0 ? (int)n : recv_batch(s, out, max, flags);
 }
 
+/*
+ * cn_recv_batch's usual call, on an idle socket (cn__rx_idle) with room for
+ * two datagrams or more: one recvmmsg, and its datagrams taken with one test
+ * each while they are simple. The first that is not, and those after it,
+ * are left to recv_batch_rest. How many were taken, or -errno.
+ */
+static inline __attribute__((always_inline)) int
+recv_batch_idle(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
+{
+	struct cn_rx *rx = &s->rx;
+	uint32_t k, n = max < rx->nslots ? max : rx->nslots;
+	int got;
+
+	s->st.syscalls++;
+	/* Wait for the first datagram only, then take what is queued. */
+	got = recvmmsg(s->fd, rx->mmsg, n,
+		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
+	if (got < 0)
+		return rx_read_failed(s);
+	s->st.datagrams += (uint64_t)got;
+	k = take_simple(rx, 0, (uint32_t)got, out, 0);
+	s->st.messages += k;
+	/* All taken: the cursor stays where it was, at its end (idle). */
+	if (__builtin_expect(k < (uint32_t)got, 0))
+		return recv_batch_rest(s, out, k, (uint32_t)got, max, flags);
+	return (int)k;
+}
+
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
-	int r;
-
 	if (__builtin_expect(!s || !out || !max || (flags & ~CN_RECV_DONTWAIT), 0))
 		return cn_fail(EINVAL);
-	if (!cn__rx_idle(s))
+	if (!cn__rx_idle(s) || max < 2 || s->rx.nslots < 2)
 		return recv_batch(s, out, max, flags);
-	r = recv_batch_idle(s, out, max, flags);
-	if (r < 0)
-		return cn_fail(-r);
-	if (__builtin_expect(cn__rx_pending(s), 0))
-		return recv_batch_rest(s, out, (unsigned int)r, max, flags);
-	return r;
+	/* errno is set with every error it returns. */
+	return recv_batch_idle(s, out, max, flags);
 }
 
 void cn__keep(struct cn_sock *s, const struct cn_message *m)

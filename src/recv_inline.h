@@ -139,15 +139,17 @@ CN_INLINE uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint32_t 
 	const uint8_t *p = cn__rx_slot(rx, first);
 	const struct mmsghdr *mm = rx->mmsg + first;
 	const struct sockaddr_nl *from = rx->addrs + first;
-	uint32_t k, n = last - first;
+	struct cn_message *o = out, *end = out + (last - first);
+	uint32_t k;
 
-	for (k = 0; k < n; k++, p += CN_SLOT_SIZE) {
-		if (!simple_datagram(p, &mm[k], &from[k]))
+	for (; o < end; o++, mm++, from++, p += CN_SLOT_SIZE) {
+		if (!simple_datagram(p, mm, from))
 			break;
-		out[k].msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
-		out[k].port = 0;
-		out[k].group = (uint32_t)ffs((int)from[k].nl_groups);
+		o->msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
+		o->port = 0;
+		o->group = (uint32_t)ffs((int)from->nl_groups);
 	}
+	k = (uint32_t)(o - out);
 	if (pktinfo)
 		for (uint32_t j = 0; j < k; j++)
 			out[j].group = rx->groups[first + j];
