@@ -118,7 +118,7 @@ CN_EXPORT struct cn_sock *cn_open(int unit, const struct cn_open_opts *opts);
 CN_EXPORT void cn_close(struct cn_sock *s);
 
 /* The socket's file descriptor, for poll/epoll (readable: cn_recv has work,
- * but see cn_pending: messages kept during cn_request do not make it readable).
+ * but see cn_pending: messages libcn already holds do not make it readable).
  * The fd stays owned by the socket: do not close it. */
 CN_EXPORT int cn_fd(const struct cn_sock *s);
 
@@ -282,7 +282,15 @@ CN_EXPORT int cn_stats(const struct cn_sock *s, struct cn_stats *st);
  */
 CN_EXPORT int cn_drops(const struct cn_sock *s, uint64_t *drops);
 
-/* Number of messages kept during cn_request and not yet returned. */
+/*
+ * Number of messages libcn holds that a receive call returns without
+ * reading the socket, so that poll cannot see them: those kept during
+ * cn_request, the records of a datagram already read and not all returned
+ * yet (a w1 bundle holds several; so does a read that filled a smaller
+ * cn_recv_batch), and an error to report after messages already returned
+ * (counted as one). Before waiting on cn_fd, receive until this is 0 (or
+ * until a CN_RECV_DONTWAIT call returns -EAGAIN).
+ */
 CN_EXPORT size_t cn_pending(const struct cn_sock *s);
 
 /* ------------------------------------------------------------------------ */

@@ -250,6 +250,34 @@ __attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_mess
 	return r == -ENODATA ? 0 : r;
 }
 
+size_t cn__rx_unread(const struct cn_sock *s)
+{
+	const struct cn_rx *rx = &s->rx;
+	size_t n = s->deferred_err != 0;
+
+	for (uint32_t i = rx->next; i < rx->count; i++) {
+		struct cn_parse_pos pos = { 0, 0 };
+		const struct cn_msg *m;
+		int r;
+
+		if (i == rx->next)
+			pos = rx->pos;
+		/* What cn__rx_walk_step checks at the start of a datagram. */
+		if (pos.offset == 0 && pos.msg_end == 0) {
+			if (rx->addrs[i].nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER))
+				continue;
+			if (rx->mmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				n++;
+				continue;
+			}
+		}
+		/* Records and errors are returned; acks and no-ops are not. */
+		while ((r = parse_next(cn__rx_slot(rx, i), rx->mmsg[i].msg_len, &pos, &m)) != 0)
+			n += r != -ENODATA;
+	}
+	return n;
+}
+
 int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait)
 {
 	return rx_read(s, n, dontwait);

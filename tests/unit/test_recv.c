@@ -759,6 +759,48 @@ static void w1_bundle_by_recv_and_batch(void **state)
 	assert_int_equal(stats(s).malformed, 0);
 }
 
+/* Records of a datagram already read wait where poll cannot see them:
+ * cn_pending counts them, as it counts an error to report after messages
+ * already returned. */
+static void pending_counts_records_already_read(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_message out[4];
+	struct fake_dgram *d;
+
+	assert_int_equal(cn_pending(s), 0);
+	queue_w1_bundle();
+	assert_int_equal(cn_recv(s, &out[0], CN_RECV_DONTWAIT), 0);
+	assert_int_equal(cn_pending(s), 2);
+	assert_int_equal(cn_recv_batch(s, out, 1, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(cn_pending(s), 1);
+	assert_int_equal(cn_recv(s, &out[0], CN_RECV_DONTWAIT), 0);
+	expect_w1(&out[0], &w1_three[2]);
+	assert_int_equal(cn_pending(s), 0);
+
+	/* A batch read of more datagrams than max: the rest, and a foreign
+	 * datagram (skipped, not counted) among them. */
+	add(fake_dgram(0), 1, "a");
+	add(fake_dgram(0), 2, "b");
+	add(fake_dgram(4242), 3, "spoofed");
+	add(fake_dgram(0), 4, "c");
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 3);
+	assert_int_equal(cn_pending(s), 0);
+	d = fake_dgram(0);
+	add(d, 5, "d");
+	fake_add_nl(d, NLMSG_NOOP, NULL, 0);
+	add(d, 6, "e");
+	fake_add_nl(d, NLMSG_OVERRUN, NULL, 0);
+	assert_int_equal(cn_recv(s, &out[0], CN_RECV_DONTWAIT), 0);
+	assert_int_equal(out[0].msg->seq, 5);
+	assert_int_equal(cn_pending(s), 2); /* "e" and the overrun, not the no-op */
+	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(cn_pending(s), 1); /* the overrun, reported next */
+	expect_err(s, ENOBUFS);
+	assert_int_equal(cn_pending(s), 0);
+	expect_err(s, EAGAIN);
+}
+
 /* A bundle whose last record runs past its netlink message: the records
  * before it are delivered, then -EBADMSG, counted as malformed. */
 static void w1_bundle_cut_record(void **state)
@@ -809,6 +851,7 @@ int main(void)
 		T(nonblocking_socket),
 		T(w1_bundle_by_recv_and_batch),
 		T(w1_bundle_cut_record),
+		T(pending_counts_records_already_read),
 		cmocka_unit_test(batch_option_slots),
 	};
 

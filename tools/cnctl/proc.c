@@ -488,7 +488,9 @@ static int run(struct proc_state *st)
 		if (n > 0) {
 			if (handle_batch(msgs, n, st))
 				return flushed(flush_out()); /* --count reached */
-			drained = n < PROC_BATCH;
+			/* Less than a batch: the queue ran dry, unless libcn still
+			 * holds something to report (an error after these). */
+			drained = n < PROC_BATCH && cn_pending(st->s) == 0;
 			if (drained && !eager && !o->prompt) {
 				int64_t t = mono_us();
 
