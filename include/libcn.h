@@ -678,8 +678,9 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * the overrun (-ENOBUFS) that caused them.
  * Messages of other ids are skipped. Events outside cn_proc_listen's mask
  * (and acks) are skipped after being tracked: a gap found before one of
- * them is added to the lost_before of the next event returned, so it may
- * count events of another CPU than ev->cpu. Nothing lost is left out.
+ * them is added to the lost_before of the next event returned (by this
+ * call, or by a later one when this one returns none), so it may count
+ * events of another CPU than ev->cpu. Nothing lost is left out.
  * Returns 0 with *ev filled (it always stores one event, like cn_recv), or
  * a negative error as cn_recv (-EAGAIN with CN_RECV_DONTWAIT or a
  * non-blocking socket; -ENOBUFS: overrun, call again).

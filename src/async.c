@@ -437,7 +437,7 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 		}
 		if (r < 0 && r != -EBADMSG && r != -EMSGSIZE) {
 			if (n)
-				s->deferred_err = r;
+				s->rx.deferred_err = r;
 			return n ? (int)n : cn_fail(-r);
 		}
 		if (n == max)

@@ -45,7 +45,8 @@ struct cn_rx {
 	 * came through, taken from its cmsg when it was read. */
 	uint8_t *ctrl;
 	uint32_t *groups;
-	int pktinfo; /* NETLINK_PKTINFO is on */
+	int pktinfo;	  /* NETLINK_PKTINFO is on */
+	int deferred_err; /* error seen after messages were returned; reported next */
 	/* Aligned copies of the unaligned records of w1 bundles read by the
 	 * last receive call (recv.c, align_record); NULL until the first. */
 	uint8_t *bounce;
@@ -86,7 +87,6 @@ struct cn_sock {
 	uint64_t rng; /* xorshift64* state for acks */
 
 	struct cn_rx rx;
-	int deferred_err; /* error seen after messages were returned; reported next */
 
 	/* The acked send waiting for its NLMSG_ERROR (CN_SEND_ACK): armed
 	 * while it waits; the walk (recv.c) takes the answer echoing seq and
@@ -169,9 +169,9 @@ int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags);
  * clears it. */
 static inline int cn__take_deferred(struct cn_sock *s)
 {
-	int r = s->deferred_err;
+	int r = s->rx.deferred_err;
 
-	s->deferred_err = 0;
+	s->rx.deferred_err = 0;
 	return r;
 }
 /* A message that is not an awaited reply: to the handler, or kept. */

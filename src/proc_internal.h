@@ -50,8 +50,11 @@ struct cn_proc_track {
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
 	int subscribed;	    /* cn_proc_listen succeeded, no cn_proc_ignore since */
-	uint64_t events;    /* cn_proc_stats.events */
-	uint64_t lost;	    /* cn_proc_stats.lost */
+	/* Gaps found before skipped messages by a cn_proc_recv that returned
+	 * no event (-EAGAIN, an error): the next event it returns carries them. */
+	uint32_t unreported;
+	uint64_t events; /* cn_proc_stats.events */
+	uint64_t lost;	 /* cn_proc_stats.lost */
 };
 
 /* proc_seq.c: the socket's proc state, allocated on its first use (every

@@ -58,20 +58,32 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
 
 /* cn_proc_recv from its second message on, or when rx_read_one does not
  * apply: every message through the funnel's generic walk. lost: gaps
- * before the messages already skipped. */
+ * before the messages already skipped; with those an earlier call could
+ * not report (unreported), they go to the event returned, or wait in
+ * unreported for the next call when there is none. */
 static __attribute__((noinline)) int proc_recv_loop(struct cn_sock *s, struct cn_proc_event *ev,
 						    unsigned int flags, uint32_t lost)
 {
+	if (s->proc) {
+		lost += s->proc->unreported;
+		s->proc->unreported = 0;
+	}
 	for (;;) {
 		struct cn_message m;
 		int r = cn__recv(s, &m, flags);
 
-		if (r < 0)
+		if (r < 0) {
+			if (s->proc)
+				s->proc->unreported = lost;
 			return cn_ret(r);
+		}
 		ev->lost_before = 0; /* untouched for messages of other ids */
 		r = handle(s, m.msg, ev);
-		if (r < 0)
+		if (r < 0) {
+			if (s->proc)
+				s->proc->unreported = lost;
 			return r;
+		}
 		/* Gaps before events the filter skipped still count. */
 		lost += ev->lost_before;
 		if (r == 1) {
@@ -107,11 +119,16 @@ int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags
 	ssize_t n;
 	int r;
 
-	if (__builtin_expect(!s || !ev || (flags & ~CN_RECV_DONTWAIT), 0))
-		return cn_fail(EINVAL);
-	/* A listener's usual call: nothing waiting in the socket's state,
-	 * and the next datagram one event it wants. */
-	if (!cn__rx_idle(s) || __builtin_expect(!s->proc, 0))
+	/* A test per argument, the refusals out of line (as cn_proc_handle). */
+	if (__builtin_expect(!s, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!ev, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect((flags & ~CN_RECV_DONTWAIT) != 0, 0))
+		return handle_fail(EINVAL);
+	/* A listener's usual call: nothing waiting in the socket's state, no
+	 * gap left to report, and the next datagram one event it wants. */
+	if (!cn__rx_idle(s) || __builtin_expect(!s->proc || s->proc->unreported, 0))
 		return proc_recv_loop(s, ev, flags, 0);
 	n = rx_recv_one(s, flags & CN_RECV_DONTWAIT);
 	if (n < 0)

@@ -47,6 +47,7 @@ int cn__proc_track_reset(struct cn_proc_track *t, uint32_t mask, int kernel_filt
 		t->cpu[i].next_seq = CN_PROC_UNSEEN;
 	t->user_want = mask == 0 || (mask & PROC_TYPES) == PROC_TYPES ? UINT32_MAX : mask;
 	t->kernel_filter = kernel_filter;
+	t->unreported = 0;
 	/* With the kernel filtering, skipped events advance the per-CPU
 	 * counters too: gaps are not loss, and no CPU is tracked. */
 	t->ntrack = kernel_filter ? 0 : t->ncpu;

@@ -253,7 +253,7 @@ __attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_mess
 size_t cn__rx_unread(const struct cn_sock *s)
 {
 	const struct cn_rx *rx = &s->rx;
-	size_t n = s->deferred_err != 0;
+	size_t n = s->rx.deferred_err != 0;
 
 	for (uint32_t i = rx->next; i < rx->count; i++) {
 		struct cn_parse_pos pos = { 0, 0 };
@@ -361,7 +361,7 @@ static __attribute__((noinline)) int recv_batch(struct cn_sock *s, struct cn_mes
 		if (r < 0) {
 			if (n == 0)
 				return cn_fail(-r);
-			s->deferred_err = r;
+			s->rx.deferred_err = r;
 		}
 		/* Returned messages point into the slots: read no more now. */
 		if (n > 0)
@@ -383,7 +383,7 @@ static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct c
 	if (r < 0) {
 		if (n == 0)
 			return cn_fail(-r);
-		s->deferred_err = r;
+		s->rx.deferred_err = r;
 	}
 	return n > 0 ? (int)n : recv_batch(s, out, max, flags);
 }

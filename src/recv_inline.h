@@ -238,8 +238,9 @@ static inline void rx_one_take(struct cn_sock *s, struct cn_message *out)
  * rx_recv_one does not read). Then rx_recv_one reads the next message. */
 static inline int cn__rx_idle(const struct cn_sock *s)
 {
-	return cn__backlog_idle(&s->backlog) && !s->deferred_err && !cn__rx_pending(s) &&
-	       !s->rx.pktinfo;
+	/* pktinfo and deferred_err side by side: one 8-byte test for both. */
+	return cn__backlog_idle(&s->backlog) && !s->rx.pktinfo && !s->rx.deferred_err &&
+	       !cn__rx_pending(s);
 }
 
 /* cn__next_message (internal.h). */
@@ -247,7 +248,7 @@ CN_INLINE int next_message(struct cn_sock *s, struct cn_message *out, int wait_m
 {
 	int r;
 
-	if (__builtin_expect(s->deferred_err != 0, 0))
+	if (__builtin_expect(s->rx.deferred_err != 0, 0))
 		return cn__take_deferred(s);
 	for (;;) {
 		if (!cn__rx_pending(s)) {

@@ -489,6 +489,28 @@ static void userspace_filter(void **state)
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
+/* A gap found before skipped events is not dropped when the call that
+ * skipped them ends without an event (-EAGAIN): the next event carries it. */
+static void skipped_gap_survives_eagain(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev;
+
+	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 2, 100, 0); /* 2 lost before, filtered out */
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
+	assert_int_equal(pstats(s).lost, 2);
+	event(NULL, 1, PROC_EVENT_EXIT, 0, 200, 0);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.pid, 200);
+	assert_int_equal(ev.lost_before, 2);
+	/* reported once */
+	event(NULL, 1, PROC_EVENT_EXIT, 0, 201, 0);
+	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(ev.lost_before, 0);
+	assert_int_equal(pstats(s).lost, 2);
+}
+
 static void nonzero_exit_filter(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
@@ -793,6 +815,7 @@ int main(void)
 		T(proc_recv_other_datagrams),
 		T(overruns_counted_on_every_path),
 		T(userspace_filter),
+		T(skipped_gap_survives_eagain),
 		T(nonzero_exit_filter),
 		T(ack_error_is_returned),
 		T(listen_timeout),
