@@ -394,8 +394,8 @@ static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct c
  * each while they are simple. The first that is not, and those after it,
  * are left to recv_batch_rest. How many were taken, or -errno.
  */
-static inline __attribute__((always_inline)) int
-recv_batch_idle(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
+static __attribute__((noinline)) int recv_batch_idle(struct cn_sock *s, struct cn_message *out,
+						     unsigned int max, unsigned int flags)
 {
 	struct cn_rx *rx = &s->rx;
 	uint32_t k, n = max < rx->nslots ? max : rx->nslots;
