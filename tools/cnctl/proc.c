@@ -346,10 +346,16 @@ static int handle_batch(const struct cn_message *msgs, int n, struct proc_state 
 		if (ev.lost_before) {
 			st->gaps += ev.lost_before;
 			st->unreported_gaps += ev.lost_before;
-			cn_proc_tracker_lost(st->t);
 		}
-		if (r == 0)
+		if (r == 0) {
+			/* An event the tracker is not given: its gap is told
+			 * here. A wanted event's gap the tracker judges itself
+			 * (cn_proc_tracker_event): one an overrun's sync has
+			 * repaired already asks for no second rescan. */
+			if (ev.lost_before)
+				cn_proc_tracker_lost(st->t);
 			continue;
+		}
 		if (ev.what == CN_PROC_COMM) {
 			/* The old name, before the tracker takes the new one. */
 			e = cn_proc_tracker_find(st->t, ev.pid);
