@@ -8,12 +8,13 @@
  *                per-CPU sequence tracking (the baseline a user would write)
  *   libcn        cn_proc_recv, one event per call
  *   libcn-batch  cn_recv_batch (recvmmsg) + cn_proc_handle
+ *   libcn-proc-batch  cn_proc_recv_batch (recvmmsg), events decoded in place
  *   libnl        libnl-3 nl_recvmsgs with an NL_CB_FINISH callback (connector
  *                messages are NLMSG_DONE, which libnl treats as end of dump)
  *
- * The receive-and-decode step of every mode is the one function
- * cnb_next_event(), so `valgrind --tool=callgrind --toggle-collect=cnb_next_event`
- * counts exactly the receive path. When libcnb-alloccount.so is preloaded,
+ * The receive-and-decode step of every mode is one function, cnb_read_MODE(),
+ * so `valgrind --tool=callgrind --toggle-collect='cnb_read_*'` counts exactly
+ * the receive path. When libcnb-alloccount.so is preloaded,
  * heap allocations made during the receive loop (after setup) are counted.
  *
  * -B d sets the libcn modes' cn_open batch (datagrams per receive call) and
@@ -40,7 +41,7 @@
 #include "bench.h"
 #include "raw_loop.h"
 
-enum mode { RAW, LIBCN, LIBCN_BATCH, LIBNL };
+enum mode { RAW, LIBCN, LIBCN_BATCH, LIBNL, LIBCN_PROC_BATCH };
 
 static enum mode mode;
 static int fd = -1;
@@ -85,6 +86,26 @@ static int libcn_batch_next(struct cn_proc_event *e)
 	}
 }
 
+/* The loop a daemon writes around cn_proc_recv_batch: the events of one
+ * call, then the next call. Each is handed out by pointer (ev_out), decoded
+ * once as the other modes' are. */
+static struct cn_proc_event evs[BATCH_MAX];
+static const struct cn_proc_event *ev_next = evs, *ev_end = evs, *ev_out;
+
+static int libcn_proc_batch_next(void)
+{
+	if (ev_next == ev_end) {
+		int n = cn_proc_recv_batch(cs, evs, batch_max, 0);
+
+		if (n < 0)
+			return n;
+		ev_next = evs;
+		ev_end = evs + n;
+	}
+	ev_out = ev_next++;
+	return 0;
+}
+
 /* ---- libnl -------------------------------------------------------------- */
 
 /* Events decoded by the callback of one nl_recvmsgs call. */
@@ -122,21 +143,56 @@ static int libnl_next(struct bev *ev)
 
 /* ---- the measured step --------------------------------------------------- */
 
-/* Receive and decode one proc event into *ev (raw, libnl) or *e (libcn):
- * each implementation's own result type, so no conversion is counted.
- * Everything callgrind counts is in here. */
-CNB_NOINLINE int cnb_next_event(struct bev *ev, struct cn_proc_event *e);
-CNB_NOINLINE int cnb_next_event(struct bev *ev, struct cn_proc_event *e)
+/* Receive and decode one proc event into *ev (raw, libnl), *e (libcn) or
+ * ev_out (cn_proc_recv_batch's own array): each implementation's own result
+ * type, so no conversion is counted. Everything callgrind counts is in the
+ * cnb_read_* function of the mode (--toggle-collect=cnb_read_*): one
+ * function each, so that the choice among the modes (a compare chain or a
+ * jump table, as the compiler likes) is not counted in any of them. */
+CNB_NOINLINE int cnb_read_raw(struct bev *ev);
+CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e);
+CNB_NOINLINE int cnb_read_libcn_batch(struct cn_proc_event *e);
+CNB_NOINLINE int cnb_read_libcn_proc_batch(void);
+CNB_NOINLINE int cnb_read_libnl(struct bev *ev);
+
+CNB_NOINLINE int cnb_read_raw(struct bev *ev)
+{
+	return raw_next(fd, ev);
+}
+
+CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e)
+{
+	return cn_proc_recv(cs, e, 0);
+}
+
+CNB_NOINLINE int cnb_read_libcn_batch(struct cn_proc_event *e)
+{
+	return libcn_batch_next(e);
+}
+
+CNB_NOINLINE int cnb_read_libcn_proc_batch(void)
+{
+	return libcn_proc_batch_next();
+}
+
+CNB_NOINLINE int cnb_read_libnl(struct bev *ev)
+{
+	return libnl_next(ev);
+}
+
+static int cnb_next_event(struct bev *ev, struct cn_proc_event *e)
 {
 	switch (mode) {
 	case RAW:
-		return raw_next(fd, ev);
+		return cnb_read_raw(ev);
 	case LIBCN:
-		return cn_proc_recv(cs, e, 0);
+		return cnb_read_libcn(e);
 	case LIBCN_BATCH:
-		return libcn_batch_next(e);
+		return cnb_read_libcn_batch(e);
+	case LIBCN_PROC_BATCH:
+		return cnb_read_libcn_proc_batch();
 	default:
-		return libnl_next(ev);
+		return cnb_read_libnl(ev);
 	}
 }
 
@@ -154,7 +210,8 @@ static void setup(int rcvbuf, int batch)
 		cnb_raw_proc_op(fd, PROC_CN_MCAST_LISTEN);
 		break;
 	case LIBCN:
-	case LIBCN_BATCH: {
+	case LIBCN_BATCH:
+	case LIBCN_PROC_BATCH: {
 		struct cn_open_opts o = { .sz = sizeof(o),
 					  .rcvbuf = rcvbuf,
 					  .batch = (uint32_t)batch };
@@ -199,7 +256,8 @@ static void setup(int rcvbuf, int batch)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: cnb-listen -m raw|libcn|libcn-batch|libnl [-b rcvbuf] [-B batch]\n"
+		"usage: cnb-listen -m raw|libcn|libcn-batch|libcn-proc-batch|libnl [-b rcvbuf] [-B "
+		"batch]\n"
 		"       [-r readyfile] [-t timeout_s] [-w (wait for SIGUSR1 before reading)]\n");
 	exit(2);
 }
@@ -252,6 +310,8 @@ int main(int argc, char **argv)
 		mode = LIBCN_BATCH;
 	else if (!strcmp(mname, "libnl"))
 		mode = LIBNL;
+	else if (!strcmp(mname, "libcn-proc-batch"))
+		mode = LIBCN_PROC_BATCH;
 	else
 		usage();
 
@@ -304,6 +364,8 @@ int main(int argc, char **argv)
 		}
 		if (mode == LIBCN || mode == LIBCN_BATCH)
 			from_cn(&e, &ev);
+		else if (mode == LIBCN_PROC_BATCH)
+			from_cn(ev_out, &ev);
 		events++;
 		switch (ev.what) {
 		case PROC_EVENT_COMM:
@@ -360,7 +422,8 @@ int main(int argc, char **argv)
 		calls = st.syscalls - st0.syscalls;
 		dgrams = st.datagrams - st0.datagrams;
 		/* Messages a last batch read past the end marker were not taken. */
-		handled = st.messages - st0.messages - (uint64_t)(end - cur);
+		handled = st.messages - st0.messages - (uint64_t)(end - cur) -
+			  (uint64_t)(ev_end - ev_next);
 	}
 	printf("mode=%s events=%lu msgs=%lu ours_fork=%lu ours_exec=%lu ours_exit=%lu lost=%lu "
 	       "overruns=%lu syscalls=%lu calls=%lu dgrams=%lu handled=%lu allocs=%ld ended=%d "

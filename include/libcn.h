@@ -690,6 +690,25 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
 CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags);
 
 /*
+ * Receive up to max proc events with one receive call and decode them into
+ * ev[0..n): cn_proc_recv for a storm, what a cn_recv_batch loop calling
+ * cn_proc_handle does, without a call per message (docs/PERFORMANCE.md: the
+ * cheapest way libcn reads proc events). Waits for the first event (unless
+ * CN_RECV_DONTWAIT or a non-blocking socket), then takes what is queued: at
+ * most max datagrams, and at most the socket's batch (cn_open_opts.batch)
+ * per call. lost_before, skipped messages and types outside the mask are as
+ * in cn_proc_recv; a gap found before a message skipped after the last
+ * event of a call goes with the first event of the next. What is not one
+ * proc event per datagram from the kernel (an error to report, a datagram
+ * from another sender) goes through the generic walk, one event per call.
+ * Returns n >= 1, or a negative error as cn_proc_recv (-EINVAL for a NULL
+ * socket or ev, a max of 0, unknown flags); an error met after events were
+ * stored is returned by the next receive call.
+ */
+CN_EXPORT int cn_proc_recv_batch(struct cn_sock *s, struct cn_proc_event *ev, unsigned int max,
+				 unsigned int flags);
+
+/*
  * Decode and track one already received message (for cn_recv_batch loops).
  * Returns the number of events stored for the caller: 1 (*ev is one), 0 (the
  * message is to be skipped: another id, an ack, or a type outside

@@ -251,6 +251,16 @@ cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq, uint32_t *lo
 	*lost_before = cn__proc_track_gap(t, c, seq);
 }
 
+/* Undo cn__proc_track for the event ev, which found a gap of
+ * ev->lost_before (> 0) on its CPU: as if it had not been received yet
+ * (cn_proc_recv_batch leaves such a message for its next call). */
+static inline void cn__proc_untrack(struct cn_proc_track *t, const struct cn_proc_event *ev)
+{
+	t->events--;
+	t->lost -= ev->lost_before;
+	t->cpu[ev->cpu].next_seq = (uint32_t)(ev->seq - ev->lost_before);
+}
+
 /*
  * Decode and track a proc message; 1: an event for the caller, 0: an ack
  * (ours or other listeners', control traffic) or not of a wanted type.

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* proc_recv.c - receiving proc events: cn_proc_handle for messages already
- * received, cn_proc_recv on top of the receive funnel (recv_inline.h). */
+ * received, cn_proc_recv and cn_proc_recv_batch on top of the receive
+ * funnel (recv_inline.h). */
 #include "proc_internal.h"
 #include "recv_inline.h"
 
@@ -101,16 +102,16 @@ static const struct {
 	uint32_t len;
 	uint16_t type, flags;
 } proc_nlh = { PROC_DGRAM_LEN, NLMSG_DONE, 0 };
-/* Is the datagram of r bytes that rx_recv_one read one proc event from the
- * kernel, whole? What rx_one_simple and handle would both check, for this
+/* Is the datagram at p, of r bytes, from `from`, one proc event from the
+ * kernel, whole? What simple_datagram and handle would both check, for this
  * one length and id: two 8-byte compares instead of field by field. */
-static inline int proc_datagram(const struct cn_rx *rx, ssize_t r)
+static inline int proc_datagram(const uint8_t *p, ssize_t r, const struct sockaddr_nl *from)
 {
-	const struct cn_msg *m = (const struct cn_msg *)(rx->slots + NLMSG_HDRLEN);
+	const struct cn_msg *m = (const struct cn_msg *)(p + NLMSG_HDRLEN);
 
-	return r == (ssize_t)PROC_DGRAM_LEN && !memcmp(rx->slots, &proc_nlh, sizeof(proc_nlh)) &&
+	return r == (ssize_t)PROC_DGRAM_LEN && !memcmp(p, &proc_nlh, sizeof(proc_nlh)) &&
 	       !memcmp(&m->id, &proc_id, sizeof(proc_id)) && m->len == sizeof(struct proc_event) &&
-	       rx->addrs[0].nl_pid == 0;
+	       from->nl_pid == 0;
 }
 
 int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags)
@@ -133,7 +134,7 @@ int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags
 	n = rx_recv_one(s, flags & CN_RECV_DONTWAIT);
 	if (n < 0)
 		return cn_ret((int)n);
-	if (__builtin_expect(!proc_datagram(&s->rx, n), 0)) {
+	if (__builtin_expect(!proc_datagram(s->rx.slots, n, &s->rx.addrs[0]), 0)) {
 		cn__rx_one_read(&s->rx, n);
 		return proc_recv_loop(s, ev, flags, 0);
 	}
@@ -143,4 +144,116 @@ int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags
 	if (__builtin_expect(r == 1, 1))
 		return 0;
 	return proc_recv_loop(s, ev, flags, ev->lost_before);
+}
+
+/*
+ * cn_proc_recv_batch's take: the got datagrams just read into the slots,
+ * each one proc event from the kernel while they are simple
+ * (rx_cursor_record), decoded and tracked into ev[] where they were read;
+ * messages of other ids are skipped. A message skipped with a gap before it
+ * (an ack, a type not wanted) adds its gap to the proc state's unreported
+ * while no event is stored; after one, it is left for the next call, its
+ * tracking undone, so that its gap goes with the event after it, as in
+ * cn_proc_recv. A proc message too short is taken and leaves -EBADMSG to
+ * report next. What is not taken is left to the walk. Returns how many
+ * events.
+ */
+static inline __attribute__((always_inline)) uint32_t
+proc_take(struct cn_sock *s, struct cn_proc_event *restrict ev, uint32_t got)
+{
+	struct cn_proc_track *t = s->proc;
+	struct rx_cursor c = rx_cursor_at(&s->rx, 0);
+	struct cn_proc_event *e = ev;
+	uint32_t i;
+
+	for (i = 0; i < got; i++, rx_cursor_next(&c)) {
+		const struct cn_msg *m = rx_cursor_record(&c);
+
+		if (!m)
+			break;
+		if (memcmp(&m->id, &proc_id, sizeof(proc_id)) != 0)
+			continue;
+		if (__builtin_expect(m->len < sizeof(struct proc_event), 0)) {
+			s->rx.deferred_err = -EBADMSG;
+			i++;
+			break;
+		}
+		if (cn__proc_handle_event(t, m, e)) {
+			e++;
+			continue;
+		}
+		if (e->lost_before == 0)
+			continue;
+		if (e > ev) {
+			cn__proc_untrack(t, e);
+			break;
+		}
+		t->unreported += e->lost_before;
+	}
+	s->st.messages += i;
+	/* All taken: the cursor stays where it was, at its end (idle). */
+	if (__builtin_expect(i < got, 0))
+		cn__rx_walk_from(&s->rx, i, got);
+	return (uint32_t)(e - ev);
+}
+
+/* cn_proc_recv_batch through the generic walk, as cn_proc_recv: one
+ * event (an error to report, datagrams left to the walk, a socket without
+ * proc state yet). */
+static __attribute__((noinline)) int proc_batch_walk(struct cn_sock *s, struct cn_proc_event *ev,
+						     unsigned int flags)
+{
+	int r = proc_recv_loop(s, ev, flags, 0);
+
+	return r < 0 ? r : 1;
+}
+
+/* cn_proc_recv_batch on an idle socket: one recvmmsg, its datagrams taken
+ * by proc_take; read again when they held no event, and leave to the walk
+ * what proc_take did not take. */
+static __attribute__((noinline)) int proc_batch_idle(struct cn_sock *s, struct cn_proc_event *ev,
+						     unsigned int max, unsigned int flags)
+{
+	struct cn_rx *rx = &s->rx;
+	/* A socket opened non-blocking has an O_NONBLOCK fd (cn_open). */
+	int fl = (flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0;
+
+	do {
+		uint32_t k, n = max < rx->nslots ? max : rx->nslots;
+		int got;
+
+		s->st.syscalls++;
+		/* Wait for the first datagram only, then take what is queued. */
+		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
+		if (got < 0)
+			return rx_read_failed(s);
+		s->st.datagrams += (uint64_t)got;
+		k = proc_take(s, ev, (uint32_t)got);
+		if (k > 0) {
+			if (__builtin_expect(s->proc->unreported != 0, 0)) {
+				ev[0].lost_before += s->proc->unreported;
+				s->proc->unreported = 0;
+			}
+			return (int)k;
+		}
+	} while (cn__rx_idle(s));
+	return proc_batch_walk(s, ev, flags);
+}
+
+int cn_proc_recv_batch(struct cn_sock *s, struct cn_proc_event *ev, unsigned int max,
+		       unsigned int flags)
+{
+	/* A test per argument, the refusals out of line (as cn_proc_handle). */
+	if (__builtin_expect(!s, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!ev, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect(!max, 0))
+		return handle_fail(EINVAL);
+	if (__builtin_expect((flags & ~CN_RECV_DONTWAIT) != 0, 0))
+		return handle_fail(EINVAL);
+	/* The walk allocates the proc state with the first proc message. */
+	if (cn__rx_idle(s) && __builtin_expect(s->proc != NULL, 1))
+		return proc_batch_idle(s, ev, max, flags);
+	return proc_batch_walk(s, ev, flags);
 }

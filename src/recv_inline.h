@@ -125,6 +125,38 @@ static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
 		(uint32_t)mm->msg_hdr.msg_flags | from->nl_pid) == 0;
 }
 
+/* A cursor over the datagrams of the last read, slot by slot, held in
+ * locals: for the loops that take simple datagrams (take_simple, and
+ * cn_proc_recv_batch, which decodes their records where they are). */
+struct rx_cursor {
+	const uint8_t *p;		/* the datagram */
+	const struct mmsghdr *mm;	/* its length and flags */
+	const struct sockaddr_nl *from; /* its sender */
+};
+
+static inline struct rx_cursor rx_cursor_at(const struct cn_rx *rx, uint32_t i)
+{
+	struct rx_cursor c = { cn__rx_slot(rx, i), rx->mmsg + i, rx->addrs + i };
+
+	return c;
+}
+
+static inline void rx_cursor_next(struct rx_cursor *c)
+{
+	c->p += CN_SLOT_SIZE;
+	c->mm++;
+	c->from++;
+}
+
+/* The record of the cursor's datagram when it is a simple one
+ * (simple_datagram), else NULL. */
+static inline const struct cn_msg *rx_cursor_record(const struct rx_cursor *c)
+{
+	if (!simple_datagram(c->p, c->mm, c->from))
+		return NULL;
+	return (const struct cn_msg *)(c->p + NLMSG_HDRLEN);
+}
+
 /*
  * Take whole datagrams from `first` on, before `last`, while each is a
  * simple one: its record into out[], from port 0, its group from the
@@ -136,18 +168,18 @@ static inline int simple_datagram(const uint8_t *p, const struct mmsghdr *mm,
 CN_INLINE uint32_t take_simple(const struct cn_rx *rx, uint32_t first, uint32_t last,
 			       struct cn_message *out, int pktinfo)
 {
-	const uint8_t *p = cn__rx_slot(rx, first);
-	const struct mmsghdr *mm = rx->mmsg + first;
-	const struct sockaddr_nl *from = rx->addrs + first;
+	struct rx_cursor c = rx_cursor_at(rx, first);
 	struct cn_message *o = out, *end = out + (last - first);
 	uint32_t k;
 
-	for (; o < end; o++, mm++, from++, p += CN_SLOT_SIZE) {
-		if (!simple_datagram(p, mm, from))
+	for (; o < end; o++, rx_cursor_next(&c)) {
+		const struct cn_msg *m = rx_cursor_record(&c);
+
+		if (!m)
 			break;
-		o->msg = (const struct cn_msg *)(p + NLMSG_HDRLEN);
+		o->msg = m;
 		o->port = 0;
-		o->group = (uint32_t)ffs((int)from->nl_groups);
+		o->group = (uint32_t)ffs((int)c.from->nl_groups);
 	}
 	k = (uint32_t)(o - out);
 	if (pktinfo)

@@ -180,6 +180,52 @@ static void test_two_sockets_see_the_same_child(void **state)
 	cn_close(b);
 }
 
+/* Events queued while nobody reads come out of cn_proc_recv_batch several
+ * per call, each child's fork and exit whole, nothing lost. */
+static void test_batch_reads_queued_events(void **state)
+{
+	enum { CHILDREN = 20 };
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_event ev[64];
+	pid_t child[CHILDREN];
+	int forks = 0, exits = 0, most = 0, r;
+	uint64_t gaps = 0;
+	struct cn_proc_stats st;
+
+	(void)state;
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	for (int i = 0; i < CHILDREN; i++) {
+		child[i] = host_spawn(exit_with, (void *)(intptr_t)(i + 1));
+		assert_true(child[i] > 0);
+		assert_int_equal(host_reap(child[i]), (i + 1) << 8);
+	}
+	while ((r = cn_proc_recv_batch(s, ev, 64, CN_RECV_DONTWAIT)) != -EAGAIN) {
+		assert_true(r >= 1 && r <= 64);
+		most = r > most ? r : most;
+		for (int k = 0; k < r; k++) {
+			gaps += ev[k].lost_before;
+			for (int i = 0; i < CHILDREN; i++) {
+				if (ev[k].tgid != child[i])
+					continue;
+				if (ev[k].what == CN_PROC_FORK) {
+					assert_int_equal(ev[k].parent_tgid, getpid());
+					forks++;
+				} else if (ev[k].what == CN_PROC_EXIT) {
+					assert_int_equal(WEXITSTATUS((int)ev[k].exit_code), i + 1);
+					exits++;
+				}
+			}
+		}
+	}
+	assert_int_equal(forks, CHILDREN);
+	assert_int_equal(exits, CHILDREN);
+	assert_true(most > 1); /* 40 events queued: read several at a time */
+	assert_int_equal(cn_proc_stats(s, &st), 0);
+	assert_int_equal(st.lost, gaps);
+	assert_int_equal(st.lost, 0);
+	cn_close(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_exec_comm_ids_sid),
 		cmocka_unit_test(test_ptrace_attach_detach),
 		cmocka_unit_test(test_two_sockets_see_the_same_child),
+		cmocka_unit_test(test_batch_reads_queued_events),
 	};
 
 	host_require_proc_connector();

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test_proc_track.c - proc connector listening and per-CPU loss tracking
- * (cn_proc_listen, cn_proc_handle, cn_proc_recv, cn_proc_stats) against a
+ * (cn_proc_listen, cn_proc_handle, cn_proc_recv, cn_proc_recv_batch,
+ * cn_proc_stats) against a
  * fake kernel that answers LISTEN and sends events with chosen per-CPU seqs.
  */
 #include <errno.h>
@@ -796,6 +797,193 @@ static void overruns_counted_on_every_path(void **state)
 	assert_int_equal(pstats(s).overruns, 4);
 }
 
+/* ---- cn_proc_recv_batch ---- */
+
+static void batch_takes_events_with_their_loss(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[8];
+	unsigned before;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 100, 0);
+	event(NULL, 1, PROC_EVENT_FORK, 0, 200, 0);
+	event(NULL, 0, PROC_EVENT_EXIT, 2, 100, 0x100); /* 2 lost on CPU 0 */
+	event(NULL, 1, PROC_EVENT_EXIT, 0, 200, 0);
+	before = fake_calls.recvmmsg;
+	memset(ev, 0xa5, sizeof(ev));
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 4);
+	/* one receive call for the four datagrams */
+	assert_int_equal(fake_calls.recvmmsg - before, 1);
+	assert_int_equal(ev[0].what, CN_PROC_FORK);
+	assert_int_equal(ev[0].pid, 100);
+	assert_int_equal(ev[0].lost_before, 0);
+	assert_int_equal(ev[1].pid, 200);
+	assert_int_equal(ev[1].cpu, 1);
+	assert_int_equal(ev[2].what, CN_PROC_EXIT);
+	assert_int_equal(ev[2].exit_code, 0x100);
+	assert_int_equal(ev[2].lost_before, 2);
+	assert_int_equal(ev[3].lost_before, 0);
+	assert_int_equal(ev[3].tracer_pid, 0); /* unused fields cleared */
+	assert_int_equal(pstats(s).lost, 2);
+	assert_int_equal(pstats(s).events, 4);
+	errno = 0;
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), -EAGAIN);
+	assert_int_equal(errno, EAGAIN);
+}
+
+static void batch_max_bounds_each_call(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[2];
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	for (uint32_t pid = 1; pid <= 5; pid++)
+		event(NULL, 0, PROC_EVENT_FORK, 0, pid, 0);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 2, CN_RECV_DONTWAIT), 2);
+	assert_int_equal(ev[0].pid, 1);
+	assert_int_equal(ev[1].pid, 2);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 2, CN_RECV_DONTWAIT), 2);
+	assert_int_equal(ev[0].pid, 3);
+	assert_int_equal(ev[1].pid, 4);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 1, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(ev[0].pid, 5);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 2, CN_RECV_DONTWAIT), -EAGAIN);
+	assert_int_equal(pstats(s).events, 5);
+	assert_int_equal(pstats(s).lost, 0);
+}
+
+/* The gap before a skipped event goes to the next event returned, once,
+ * whether the skipped one comes before the call's first event or after
+ * its last. */
+static void batch_skipped_gaps_go_to_the_next_event(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[8];
+
+	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 3, 99, 0); /* 3 lost before, filtered out */
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 100, 0);
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 101, 0);
+	event(NULL, 0, PROC_EVENT_FORK, 1, 102, 0); /* 1 lost before, filtered out */
+	event(NULL, 0, PROC_EVENT_EXEC, 0, 102, 0); /* filtered out */
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 102, 7);
+
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 2);
+	assert_int_equal(ev[0].pid, 100);
+	assert_int_equal(ev[0].lost_before, 3);
+	assert_int_equal(ev[1].pid, 101);
+	assert_int_equal(ev[1].lost_before, 0);
+	/* the fork with a gap was left for this call, counted once */
+	assert_int_equal(pstats(s).lost, 3);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(ev[0].pid, 102);
+	assert_int_equal(ev[0].exit_code, 7);
+	assert_int_equal(ev[0].lost_before, 1);
+	assert_int_equal(pstats(s).lost, 4);
+	assert_int_equal(pstats(s).events, 6);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
+/* Datagrams that are not one proc event each (a bundle, a spoofed one, one
+ * cut short, another id) go through the generic walk, in order; an error
+ * met after events waits for the next call. */
+static void batch_other_datagrams(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[8];
+	struct fake_dgram *d;
+	uint32_t got[8];
+	unsigned n = 0;
+	int r;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0);
+	d = fake_dgram(0);
+	event(d, 0, PROC_EVENT_FORK, 0, 2, 0);
+	event(d, 0, PROC_EVENT_FORK, 0, 3, 0);
+	event(fake_dgram(4242), 0, PROC_EVENT_FORK, 0, 99, 0); /* spoofed: not taken */
+	kseq[0]--;
+	fake_add_cn(fake_dgram(0), 7, 8, 1, 0, "other id", 8);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 4, 0);
+	fake_dgram(0)->msg_flags = MSG_TRUNC;
+	event(NULL, 0, PROC_EVENT_EXIT, 0, 5, 0);
+
+	while ((r = cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT)) != -EAGAIN) {
+		if (r == -EMSGSIZE) {
+			assert_int_equal(n, 4); /* after pid 4, before pid 5 */
+			continue;
+		}
+		assert_true(r >= 1 && n + (unsigned)r <= 8);
+		for (int i = 0; i < r; i++) {
+			assert_int_equal(ev[i].lost_before, 0);
+			got[n++] = (uint32_t)ev[i].pid;
+		}
+	}
+	assert_int_equal(n, 5);
+	for (unsigned i = 0; i < n; i++)
+		assert_int_equal(got[i], i + 1);
+	assert_int_equal(pstats(s).lost, 0);
+}
+
+static void batch_overrun_between_events(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[8];
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 2, 0);
+	fake_error(ENOBUFS);
+	event(NULL, 0, PROC_EVENT_FORK, 5, 3, 0);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 2);
+	errno = 0;
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), -ENOBUFS);
+	assert_int_equal(errno, ENOBUFS);
+	assert_int_equal(pstats(s).overruns, 1);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(ev[0].pid, 3);
+	assert_int_equal(ev[0].lost_before, 5);
+}
+
+/* A proc message too short for a proc_event after an event: the event is
+ * returned, the error by the next call, then the events after it. */
+static void batch_short_proc_message(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[8];
+	uint8_t shortpe[16];
+
+	memset(shortpe, 0, sizeof(shortpe));
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0);
+	fake_add_cn(fake_dgram(0), CN_IDX_PROC, CN_VAL_PROC, kseq[0]++, 0, shortpe,
+		    sizeof(shortpe));
+	event(NULL, 0, PROC_EVENT_FORK, 0, 2, 0);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(ev[0].pid, 1);
+	errno = 0;
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), -EBADMSG);
+	assert_int_equal(errno, EBADMSG);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(ev[0].pid, 2);
+	/* the short message's seq is no gap: it was received */
+	assert_int_equal(ev[0].lost_before, 1);
+}
+
+static void batch_bad_args(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[2];
+
+	errno = 0;
+	assert_int_equal(cn_proc_recv_batch(NULL, ev, 2, 0), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(cn_proc_recv_batch(s, NULL, 2, 0), -EINVAL);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 0, 0), -EINVAL);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 2, 0x80), -EINVAL);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
@@ -822,6 +1010,13 @@ int main(void)
 		T(bad_args),
 		T(ignore_undoes_each_listen),
 		T(ignore_without_listen_sends_nothing),
+		T(batch_takes_events_with_their_loss),
+		T(batch_max_bounds_each_call),
+		T(batch_skipped_gaps_go_to_the_next_event),
+		T(batch_other_datagrams),
+		T(batch_overrun_between_events),
+		T(batch_short_proc_message),
+		T(batch_bad_args),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
