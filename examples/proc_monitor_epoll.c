@@ -19,14 +19,16 @@ static void print_event(const struct cn_proc_event *ev)
 	       ev->tgid);
 }
 
-/* Handle everything queued; EAGAIN (the socket is non-blocking) means done. */
+/* Handle everything queued; EAGAIN (the socket is non-blocking) means done.
+ * cn_proc_recv_batch reads up to 64 events per system call and decodes
+ * them where they were read; a gap before an event it skipped (an ack) is
+ * added to the next event's lost_before, so nothing lost goes unreported. */
 static void drain(struct cn_sock *s)
 {
-	struct cn_message msgs[64];
-	struct cn_proc_event ev;
+	struct cn_proc_event ev[64];
 
 	for (;;) {
-		int got = cn_recv_batch(s, msgs, 64, 0);
+		int got = cn_proc_recv_batch(s, ev, 64, 0);
 
 		if (got == -ENOBUFS) {
 			fprintf(stderr, "overrun: events lost\n");
@@ -35,12 +37,10 @@ static void drain(struct cn_sock *s)
 		if (got < 0)
 			break;
 		for (int k = 0; k < got; k++) {
-			if (cn_proc_handle(s, &msgs[k], &ev) != 1)
-				continue;
-			if (ev.lost_before)
-				fprintf(stderr, "%u events lost on cpu %u\n", ev.lost_before,
-					ev.cpu);
-			print_event(&ev);
+			if (ev[k].lost_before)
+				fprintf(stderr, "%u events lost before this one\n",
+					ev[k].lost_before);
+			print_event(&ev[k]);
 		}
 	}
 	fflush(stdout);
