@@ -36,16 +36,11 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "libcn.h"
-
-#include "bench.h"
-#include "raw_loop.h"
+#include "readers.h"
 
 enum mode { RAW, LIBCN, LIBCN_BATCH, LIBNL, LIBCN_PROC_BATCH };
 
 static enum mode mode;
-static int fd = -1;
-static struct cn_sock *cs;
 static struct nl_sock *nls;
 static struct nl_cb *nlcb;
 
@@ -60,50 +55,6 @@ static void from_cn(const struct cn_proc_event *e, struct bev *ev)
 	ev->tgid = e->tgid;
 	ev->ptgid = e->parent_tgid;
 	memcpy(ev->comm, e->comm, sizeof(ev->comm));
-}
-
-#define BATCH_MAX 1024
-static struct cn_message msgs[BATCH_MAX];
-static unsigned int batch_max = 32; /* -B: cn_open's batch and cn_recv_batch's max */
-static const struct cn_message *cur = msgs, *end = msgs; /* not yet handled */
-
-/* The loop a daemon writes: hand each message of a batch to cn_proc_handle,
- * read the next batch when none is left. The array holds -B messages, as
- * many datagrams as the socket reads per call (proc events: one each). */
-static int libcn_batch_next(struct cn_proc_event *e)
-{
-	for (;;) {
-		int n;
-
-		while (cur < end)
-			if (cn_proc_handle(cs, cur++, e) == 1)
-				return 0;
-		n = cn_recv_batch(cs, msgs, batch_max, 0);
-		if (n < 0)
-			return n;
-		cur = msgs;
-		end = msgs + n;
-	}
-}
-
-/* The loop a daemon writes around cn_proc_recv_batch: the events of one
- * call, then the next call. Each is handed out by pointer (ev_out), decoded
- * once as the other modes' are. */
-static struct cn_proc_event evs[BATCH_MAX];
-static const struct cn_proc_event *ev_next = evs, *ev_end = evs, *ev_out;
-
-static int libcn_proc_batch_next(void)
-{
-	if (ev_next == ev_end) {
-		int n = cn_proc_recv_batch(cs, evs, batch_max, 0);
-
-		if (n < 0)
-			return n;
-		ev_next = evs;
-		ev_end = evs + n;
-	}
-	ev_out = ev_next++;
-	return 0;
 }
 
 /* ---- libnl -------------------------------------------------------------- */
@@ -143,38 +94,9 @@ static int libnl_next(struct bev *ev)
 
 /* ---- the measured step --------------------------------------------------- */
 
-/* Receive and decode one proc event into *ev (raw, libnl), *e (libcn) or
- * ev_out (cn_proc_recv_batch's own array): each implementation's own result
- * type, so no conversion is counted. Everything callgrind counts is in the
- * cnb_read_* function of the mode (--toggle-collect=cnb_read_*): one
- * function each, so that the choice among the modes (a compare chain or a
- * jump table, as the compiler likes) is not counted in any of them. */
-CNB_NOINLINE int cnb_read_raw(struct bev *ev);
-CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e);
-CNB_NOINLINE int cnb_read_libcn_batch(struct cn_proc_event *e);
-CNB_NOINLINE int cnb_read_libcn_proc_batch(void);
+/* Receive and decode one proc event: the mode's cnb_read_* (readers.h, and
+ * libnl's here), the only functions callgrind counts. */
 CNB_NOINLINE int cnb_read_libnl(struct bev *ev);
-
-CNB_NOINLINE int cnb_read_raw(struct bev *ev)
-{
-	return raw_next(fd, ev);
-}
-
-CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e)
-{
-	return cn_proc_recv(cs, e, 0);
-}
-
-CNB_NOINLINE int cnb_read_libcn_batch(struct cn_proc_event *e)
-{
-	return libcn_batch_next(e);
-}
-
-CNB_NOINLINE int cnb_read_libcn_proc_batch(void)
-{
-	return libcn_proc_batch_next();
-}
-
 CNB_NOINLINE int cnb_read_libnl(struct bev *ev)
 {
 	return libnl_next(ev);
@@ -283,7 +205,7 @@ int main(int argc, char **argv)
 			break;
 		case 'B':
 			batch = atoi(optarg);
-			if (batch < 1 || batch > BATCH_MAX)
+			if (batch < 1 || batch > CNB_BATCH_MAX)
 				usage();
 			batch_max = (unsigned int)batch;
 			break;

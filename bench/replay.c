@@ -15,16 +15,14 @@
  * group 1. The copy is done in serve(), which bench/replay subtracts; the
  * stand-ins' own few instructions stay in, as a libc wrapper's would.
  *
- * Usage: cnb-replay raw|libcn|batch [datagrams per call]   (needs root for
- * the LISTEN). Everything counted is inside a cnb_read_* function.
+ * Usage: cnb-replay raw|libcn|batch|proc-batch [datagrams per call]
+ * (needs root for the LISTEN). Everything counted is inside a cnb_read_*
+ * function (readers.h).
  */
 #define _GNU_SOURCE
 #include <sys/syscall.h>
 
-#include "libcn.h"
-
-#include "bench.h"
-#include "raw_loop.h"
+#include "readers.h"
 
 #define EVENTS	  6144 /* a multiple of every batch size bench/replay uses */
 #define DGRAM_LEN NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(struct proc_event))
@@ -105,81 +103,10 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timesp
 	return (int)n;
 }
 
-/* ---- the readers: raw_loop.h, cn_proc_recv, bench/listen.c's batch loop ---- */
-
-static int fd = -1; /* the raw loop's socket: never read, recv is replayed */
-
-static struct cn_sock *cs;
-static struct cn_message msgs[64];
-static const struct cn_message *cur = msgs, *end = msgs;
-static unsigned int batch = 1;
-
-static int batch_next(struct cn_proc_event *e)
-{
-	for (;;) {
-		int n;
-
-		while (cur < end)
-			if (cn_proc_handle(cs, cur++, e) == 1)
-				return 0;
-		n = cn_recv_batch(cs, msgs, batch, 0);
-		if (n < 0)
-			return n;
-		cur = msgs;
-		end = msgs + n;
-	}
-}
-
-/* cn_proc_recv_batch's events, handed out one per step by pointer (its
- * own result, decoded once, as the others' are). */
-static struct cn_proc_event evs[64];
-static const struct cn_proc_event *ev_next = evs, *ev_end = evs;
-static const struct cn_proc_event *ev_out;
-
-static int proc_batch_next(void)
-{
-	if (ev_next == ev_end) {
-		int n = cn_proc_recv_batch(cs, evs, batch, 0);
-
-		if (n < 0)
-			return n;
-		ev_next = evs;
-		ev_end = evs + n;
-	}
-	ev_out = ev_next++;
-	return 0;
-}
+/* ---- the readers: readers.h, as bench/listen.c measures them ---- */
 
 enum mode { RAW, LIBCN, BATCH, PROC_BATCH };
 static enum mode mode;
-
-/* One function per reader, everything counted inside it
- * (--toggle-collect='cnb_read_*'), so that the choice among the readers is
- * not counted in any of them (as in bench/listen.c). */
-CNB_NOINLINE int cnb_read_raw(struct bev *ev);
-CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e);
-CNB_NOINLINE int cnb_read_batch(struct cn_proc_event *e);
-CNB_NOINLINE int cnb_read_proc_batch(void);
-
-CNB_NOINLINE int cnb_read_raw(struct bev *ev)
-{
-	return raw_next(fd, ev);
-}
-
-CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e)
-{
-	return cn_proc_recv(cs, e, 0);
-}
-
-CNB_NOINLINE int cnb_read_batch(struct cn_proc_event *e)
-{
-	return batch_next(e);
-}
-
-CNB_NOINLINE int cnb_read_proc_batch(void)
-{
-	return proc_batch_next();
-}
 
 static int step(struct bev *ev, struct cn_proc_event *e)
 {
@@ -189,9 +116,9 @@ static int step(struct bev *ev, struct cn_proc_event *e)
 	case LIBCN:
 		return cnb_read_libcn(e);
 	case BATCH:
-		return cnb_read_batch(e);
+		return cnb_read_libcn_batch(e);
 	default:
-		return cnb_read_proc_batch();
+		return cnb_read_libcn_proc_batch();
 	}
 }
 
@@ -211,15 +138,14 @@ int main(int argc, char **argv)
 	       : !strcmp(argv[1], "libcn") ? LIBCN
 	       : !strcmp(argv[1], "batch") ? BATCH
 					   : PROC_BATCH;
-	if (argc > 2)
-		batch = (unsigned int)atoi(argv[2]);
-	if (batch < 1 || batch > 64 || EVENTS % batch) {
+	batch_max = argc > 2 ? (unsigned int)atoi(argv[2]) : 1;
+	if (batch_max < 1 || batch_max > 64 || EVENTS % batch_max) {
 		fprintf(stderr, "cnb-replay: datagrams per call: 1..64, dividing %d\n", EVENTS);
 		return 2;
 	}
 	build_events();
 	if (mode != RAW) {
-		struct cn_open_opts o = { .sz = sizeof(o), .batch = batch };
+		struct cn_open_opts o = { .sz = sizeof(o), .batch = batch_max };
 
 		cs = cn_open(NETLINK_CONNECTOR, &o);
 		if (!cs || cn_proc_listen(cs, 0, 2000) < 0) {
