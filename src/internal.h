@@ -150,11 +150,11 @@ int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait);
  * error it stopped at (taken: the caller reports it after the messages).
  * Messages point into the slots: valid until the next cn__rx_read. */
 unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err);
-/* Datagrams read and not yet fully walked? */
 /* recv.c: how many messages (and errors to report) a receive call would
  * return from the datagrams already read, without reading the socket:
  * those poll cannot see (cn_pending). */
 size_t cn__rx_unread(const struct cn_sock *s);
+/* Datagrams read and not yet fully walked? */
 static inline int cn__rx_pending(const struct cn_sock *s)
 {
 	return s->rx.next < s->rx.count;

@@ -129,6 +129,14 @@ __attribute__((noinline)) void cn__rx_one_read(struct cn_rx *rx, ssize_t r)
 	cn__rx_walk_from(rx, 0, 1);
 }
 
+/* Is datagram i from a sender the socket does not take messages from? Not
+ * the kernel (port 0), unless opened with CN_OPEN_ANY_SENDER: a local
+ * process may be spoofing. */
+static int foreign_datagram(const struct cn_sock *s, uint32_t i)
+{
+	return s->rx.addrs[i].nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER);
+}
+
 /* On to the datagram after the one being walked. */
 static inline void next_datagram(struct cn_rx *rx)
 {
@@ -214,8 +222,7 @@ __attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_mess
 	int r;
 
 	if (off == 0 && rx->pos.msg_end == 0) {
-		if (from->nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER)) {
-			/* Not from the kernel: a local process may be spoofing. */
+		if (foreign_datagram(s, i)) {
 			s->st.foreign++;
 			next_datagram(rx);
 			return 0;
@@ -264,7 +271,7 @@ size_t cn__rx_unread(const struct cn_sock *s)
 			pos = rx->pos;
 		/* What cn__rx_walk_step checks at the start of a datagram. */
 		if (pos.offset == 0 && pos.msg_end == 0) {
-			if (rx->addrs[i].nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER))
+			if (foreign_datagram(s, i))
 				continue;
 			if (rx->mmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				n++;
