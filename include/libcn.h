@@ -283,13 +283,15 @@ CN_EXPORT int cn_stats(const struct cn_sock *s, struct cn_stats *st);
 CN_EXPORT int cn_drops(const struct cn_sock *s, uint64_t *drops);
 
 /*
- * Number of messages libcn holds that a receive call returns without
- * reading the socket, so that poll cannot see them: those kept during
- * cn_request, the records of a datagram already read and not all returned
- * yet (a w1 bundle holds several; so does a read that filled a smaller
- * cn_recv_batch), and an error to report after messages already returned
- * (counted as one). Before waiting on cn_fd, receive until this is 0 (or
- * until a CN_RECV_DONTWAIT call returns -EAGAIN).
+ * Number of messages and reports libcn holds that a receive call returns
+ * without reading the socket, so that poll cannot see them: messages kept
+ * during cn_request, the records of a datagram already read and not all
+ * returned yet (a w1 bundle holds several; so does a read that filled a
+ * smaller cn_recv_batch), and each report to make after messages already
+ * returned (one each): a loss (-ENOBUFS: the request backlog overflowed, or
+ * the socket overran while messages were kept) and an error put off. Before
+ * waiting on cn_fd, receive until this is 0 (or until a CN_RECV_DONTWAIT
+ * call returns -EAGAIN).
  */
 CN_EXPORT size_t cn_pending(const struct cn_sock *s);
 

@@ -207,6 +207,12 @@ static inline int cn__backlog_idle(const struct cn_backlog *b)
 {
 	return !b->count && !b->lost && !b->err;
 }
+/* What cn__backlog_take still has to return: each kept entry, then the
+ * loss and the error, one report each (cn_pending). */
+static inline size_t cn__backlog_pending(const struct cn_backlog *b)
+{
+	return b->count + (b->lost != 0) + (b->err != 0);
+}
 
 /* async.c */
 void cn__async_free(struct cn_sock *s);

@@ -456,8 +456,8 @@ static void backlog_overflow(void **state)
 	assert_int_equal(st.kept_lost, 2);
 	assert_int_equal(st.overruns, 0); /* the socket did not overrun */
 	assert_int_equal(cn_proc_stats(s, &pst), 0);
-	assert_int_equal(pst.overruns, 1); /* one loss, reported once below */
-	assert_int_equal(cn_pending(s), 4);
+	assert_int_equal(pst.overruns, 1);  /* one loss, reported once below */
+	assert_int_equal(cn_pending(s), 5); /* 4 kept, then the loss report */
 	for (unsigned i = 1; i <= 4; i++) {
 		assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
 		assert_int_equal(m.msg->seq, 100 + i);
@@ -496,6 +496,31 @@ static void backlog_overflow_batch(void **state)
 	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), -ENOBUFS);
 	assert_int_equal(errno, ENOBUFS);
 	assert_int_equal(cn_recv_batch(s, out, 8, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
+/* cn_pending counts every report libcn holds, not only messages: after a
+ * backlog overflow it counts down through the kept messages to the loss
+ * report, which a receive call returns without reading the socket. A
+ * program that polls once cn_pending is 0 must not sleep on it. */
+static void pending_counts_loss_report(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union buf u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	struct cn_message reply, m;
+
+	fake_on_send(respond_flood, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
+	for (unsigned i = 1; i <= 4; i++) {
+		assert_int_equal(cn_pending(s), 6 - i);
+		assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+		assert_int_equal(m.msg->seq, 100 + i);
+	}
+	assert_int_equal(cn_pending(s), 1); /* the loss, not yet reported */
+	assert_int_equal(fake_queued(), 0);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -ENOBUFS);
+	assert_int_equal(cn_pending(s), 0);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
 /* Answers every request at once. */
@@ -610,6 +635,35 @@ static void kept_error_via_batch_is_not_an_overrun(void **state)
 	assert_int_equal(cn_recv_batch(s, out, 4, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
+/* A kernel error met while keeping (put off until the kept messages are
+ * returned) is pending too, counted once, and so is the loss of a socket
+ * overrun met while keeping. */
+static void pending_counts_error_put_off(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union buf u;
+	struct cn_msg *req = cn_msg_init(&u, sizeof(u), 1, 1, NULL, 0);
+	struct cn_message reply, m;
+	struct fake_dgram *d = fake_dgram(0);
+
+	add_unrelated(d, 0);
+	add_unrelated(d, 1);
+	fake_add_nlerr(d, -EPERM);
+	fake_add_nl(d, NLMSG_OVERRUN, NULL, 0);
+	recv_unrelated(s, 0);
+	fake_on_send(respond_simple, NULL);
+	assert_int_equal(cn_request(s, req, 0, CN_MATCH_STRICT, 1000, &reply), 0);
+	assert_int_equal(cn_pending(s), 3); /* message 1, the loss, the error */
+	recv_unrelated(s, 1);
+	assert_int_equal(cn_pending(s), 2);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -ENOBUFS);
+	assert_int_equal(cn_pending(s), 1);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EPERM);
+	assert_int_equal(cn_pending(s), 0);
+	assert_int_equal(fake_queued(), 0);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, fake_teardown)
@@ -627,6 +681,9 @@ int main(void)
 		T(request_keep_seq_ack),
 		cmocka_unit_test_setup_teardown(backlog_overflow, setup_small, fake_teardown),
 		cmocka_unit_test_setup_teardown(backlog_overflow_batch, setup_small, fake_teardown),
+		cmocka_unit_test_setup_teardown(pending_counts_loss_report, setup_small,
+						fake_teardown),
+		T(pending_counts_error_put_off),
 		T(request_overrun_while_saving),
 		T(kept_error_via_batch_is_not_an_overrun),
 		T(request_after_whole_datagram_reads_once),
