@@ -158,6 +158,17 @@ CN_EXPORT int cn_leave(struct cn_sock *s, uint32_t group);
 #define CN_MSG_SIZE(len) (sizeof(struct cn_msg) + (size_t)(len))
 
 /*
+ * The largest payload (cn_msg.len) the kernel's connector takes: it drops,
+ * silently, a message whose len + sizeof(struct cn_msg) is over
+ * CONNECTOR_MAX_MSG_SIZE (drivers/connector/connector.c, cn_rx_skb), so
+ * 16364 bytes. Every send call refuses a longer message to the kernel on
+ * NETLINK_CONNECTOR with -EMSGSIZE. To another port, or on kmod's unit
+ * (which takes CONNECTOR_MAX_MSG_SIZE and refuses more itself), the limit
+ * is CONNECTOR_MAX_MSG_SIZE (16384).
+ */
+#define CN_MSG_MAX_LEN ((size_t)CONNECTOR_MAX_MSG_SIZE - sizeof(struct cn_msg))
+
+/*
  * Build a message in `buf` (at least CN_MSG_SIZE(len) bytes, aligned for
  * struct cn_msg): id, seq = ack = flags = 0, and a copy of `len` bytes of
  * `data` (data may be NULL when len is 0, or to leave the payload for the
@@ -181,8 +192,10 @@ CN_EXPORT struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, ui
  * Genealogy: unless told to keep them, the socket writes its next sequence
  * number (incrementing from a random start) into msg->seq and a random
  * number into msg->ack before sending, so after the call msg holds exactly
- * what went out. Returns 0, or -errno (-EMSGSIZE if msg->len is over
- * CONNECTOR_MAX_MSG_SIZE, -EAGAIN on a full non-blocking socket, ...).
+ * what went out. Returns 0, or -errno (-EMSGSIZE if msg->len is more than
+ * the receiver takes: CN_MSG_MAX_LEN to the kernel on NETLINK_CONNECTOR,
+ * CONNECTOR_MAX_MSG_SIZE otherwise; -EAGAIN on a full non-blocking socket,
+ * ...).
  *
  * CN_SEND_ACK: the datagram carries NLM_F_ACK (nlmsg_seq = msg->seq) and
  * the call returns the receiver's answer, the NLMSG_ERROR echoing that seq
@@ -358,7 +371,8 @@ CN_EXPORT int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int fla
 /*
  * Answer received message `to`: sends a message with the same id and seq,
  * ack + 1, and `len` bytes of `data`, to the port it came from.
- * Returns 0 or -errno (-EMSGSIZE for len > CONNECTOR_MAX_MSG_SIZE).
+ * Returns 0 or -errno (-EMSGSIZE for a len the receiver does not take: as
+ * cn_send, CN_MSG_MAX_LEN to the kernel on NETLINK_CONNECTOR).
  */
 CN_EXPORT int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data,
 		       size_t len);
@@ -389,7 +403,8 @@ enum cn_reply_conv {
  * errno, and only CN_REPLY_DM_ULOG carries one (in ack, as -error). Pure.
  * Returns 0, -EINVAL (NULL pointers, an unknown conv, error > 0 or below
  * -4095, or an error under a convention that has no room for it),
- * -EMSGSIZE (len > CONNECTOR_MAX_MSG_SIZE).
+ * -EMSGSIZE (len > CONNECTOR_MAX_MSG_SIZE; cn_reply_as refuses more: what
+ * its receiver drops, see CN_MSG_MAX_LEN).
  */
 CN_EXPORT int cn_reply_header(struct cn_msg *out, const struct cn_msg *req, enum cn_reply_conv conv,
 			      int error, size_t len);
@@ -398,7 +413,8 @@ CN_EXPORT int cn_reply_header(struct cn_msg *out, const struct cn_msg *req, enum
  * Answer received message `to` under `conv` (header as cn_reply_header),
  * with `len` bytes of `data`, to the port it came from. Seq and ack are
  * sent as the convention says, never rewritten. Returns 0 or -errno (as
- * cn_reply_header, or the send's).
+ * cn_reply_header; -EMSGSIZE for len over CN_MSG_MAX_LEN to the kernel,
+ * which would drop the answer and wait for it; or the send's).
  */
 CN_EXPORT int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum cn_reply_conv conv,
 			  int error, const void *data, size_t len);
@@ -429,7 +445,8 @@ CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulo
  * sets the kernel's room to len: for -ESRCH (the log is unknown: the kernel
  * reconnects and retries) send as many bytes (zeros) as the answer will
  * carry, or the retry fails with -ENOSPC (examples/dm-ulog). Returns 0 or -errno
- * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE, the send's). A reply
+ * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE when the request's echo
+ * and len bytes are more than CN_MSG_MAX_LEN, the send's). A reply
  * longer than the kernel's room for it is refused there with -ENOSPC.
  */
 CN_EXPORT int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error,
@@ -465,7 +482,8 @@ CN_EXPORT int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_ma
  * request's entry (as many bits as capacity - 1 needs), so that its reply
  * is found without a search. Sends no more than the free capacity.
  * Returns the number sent (>= 1), or -EBUSY when the table is full,
- * -EINVAL (no cn_async_init), -EMSGSIZE, -EAGAIN, ...
+ * -EINVAL (no cn_async_init), -EMSGSIZE (a request longer than cn_send
+ * takes; nothing is sent), -EAGAIN, ...
  */
 CN_EXPORT int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t *cookies,
 			    unsigned int n, unsigned int flags);

@@ -257,7 +257,7 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 	if (!a)
 		return cn_fail(EINVAL);
 	for (unsigned int i = 0; i < n; i++)
-		if (!reqs[i] || reqs[i]->len > CONNECTOR_MAX_MSG_SIZE)
+		if (!reqs[i] || reqs[i]->len > cn__max_len(s, 0))
 			return cn_fail(reqs[i] ? EMSGSIZE : EINVAL);
 	if (a->inflight == a->cap)
 		return cn_fail(EBUSY);

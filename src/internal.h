@@ -112,6 +112,14 @@ struct cn_sock {
 	struct cn_async *async;	    /* requests in flight (async.c) */
 };
 
+/* The most payload bytes a message to `port` may carry (CN_MSG_MAX_LEN,
+ * libcn.h): the kernel's connector drops a longer one without a word;
+ * kmod and userspace peers take CONNECTOR_MAX_MSG_SIZE. */
+static inline size_t cn__max_len(const struct cn_sock *s, uint32_t port)
+{
+	return port == 0 && s->unit == NETLINK_CONNECTOR ? CN_MSG_MAX_LEN : CONNECTOR_MAX_MSG_SIZE;
+}
+
 /* Return -err and set errno to err (err > 0). */
 static inline int cn_fail(int err)
 {

@@ -100,7 +100,7 @@ static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsign
 {
 	int r;
 
-	if (msg->len > CONNECTOR_MAX_MSG_SIZE)
+	if (msg->len > cn__max_len(s, port))
 		return cn_fail(EMSGSIZE);
 	if (msg->id.idx == CN_IDX_PROC && msg->id.val == CN_VAL_PROC)
 		s->proc_spoken = 1;
@@ -231,7 +231,7 @@ int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, s
 
 	if (!s || !to || !to->msg || (len && !data))
 		return cn_fail(EINVAL);
-	if (len > CONNECTOR_MAX_MSG_SIZE)
+	if (len > cn__max_len(s, to->port))
 		return cn_fail(EMSGSIZE);
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.id = to->msg->id;

@@ -94,6 +94,8 @@ int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum cn_reply_co
 	r = cn_reply_header(&hdr, to->msg, conv, error, len);
 	if (r < 0)
 		return r;
+	if (len > cn__max_len(s, to->port))
+		return cn_fail(EMSGSIZE);
 	return send_reply(s, to->port, &hdr, NULL, 0, data, len);
 }
 
@@ -142,7 +144,7 @@ int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, 
 		return cn_reply_as(s, to, CN_REPLY_DM_ULOG, error, NULL, 0);
 	if (error == -EAGAIN)
 		return cn_fail(EINVAL);
-	if (len > CONNECTOR_MAX_MSG_SIZE - sizeof(tfr))
+	if (len > cn__max_len(s, to->port) - sizeof(tfr))
 		return cn_fail(EMSGSIZE);
 	r = cn_reply_header(&hdr, to->msg, CN_REPLY_DM_ULOG, error, sizeof(tfr) + len);
 	if (r < 0)

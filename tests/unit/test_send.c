@@ -135,20 +135,22 @@ static void sendto_port(void **state)
 	check_sent(s, 0, 4242, m, "abc", 3);
 }
 
+/* The kernel's connector takes 16,364 payload bytes (CN_MSG_MAX_LEN); the
+ * boundary of every send call is test_size_limit.c's. */
 static void send_largest_and_too_large(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
 	static union {
 		struct cn_msg m;
-		uint8_t b[CN_MSG_SIZE(CONNECTOR_MAX_MSG_SIZE + 1)];
+		uint8_t b[CN_MSG_SIZE(CONNECTOR_MAX_MSG_SIZE)];
 	} u;
-	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 1, 2, NULL, CONNECTOR_MAX_MSG_SIZE);
+	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 1, 2, NULL, CN_MSG_MAX_LEN);
 
-	memset(m->data, 'z', CONNECTOR_MAX_MSG_SIZE);
+	memset(m->data, 'z', CN_MSG_MAX_LEN);
 	assert_int_equal(cn_send(s, m, 0), 0);
-	check_sent(s, 0, 0, m, m->data, CONNECTOR_MAX_MSG_SIZE);
+	check_sent(s, 0, 0, m, m->data, CN_MSG_MAX_LEN);
 
-	m->len = CONNECTOR_MAX_MSG_SIZE + 1;
+	m->len = CN_MSG_MAX_LEN + 1;
 	errno = 0;
 	assert_int_equal(cn_send(s, m, 0), -EMSGSIZE);
 	assert_int_equal(errno, EMSGSIZE);
