@@ -289,9 +289,10 @@ CN_EXPORT int cn_stats(const struct cn_sock *s, struct cn_stats *st);
  * cn_stats.overruns) and drops everything until the queue is read empty;
  * this counts each datagram dropped. Under a kernel filter (proc events, 6.6
  * on) only what the filter let through can be dropped, so it is the number
- * of events lost, which no sequence gap shows there. Returns 0, -ENOENT if
- * /proc/net/netlink does not list the socket (a procfs of another network
- * namespace), or -errno.
+ * of events lost, which no sequence gap shows there. One system call
+ * (getsockopt SO_MEMINFO, SK_MEMINFO_DROPS) whatever else is open; a
+ * kernel without SO_MEMINFO (before 4.12) is read from /proc/net/netlink
+ * (-ENOENT if it does not list the socket). Returns 0 or -errno.
  */
 CN_EXPORT int cn_drops(const struct cn_sock *s, uint64_t *drops);
 

@@ -11,6 +11,8 @@
 #include <sys/uio.h>
 
 #include <cmocka.h>
+#include <linux/sock_diag.h>
+
 #include "fake_sys.h"
 
 ssize_t __real_recvmsg(int fd, struct msghdr *msg, int flags);
@@ -27,6 +29,8 @@ int __wrap_sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen, int flags);
 ssize_t __wrap_sendmsg(int fd, const struct msghdr *msg, int flags);
 int __wrap_poll(struct pollfd *fds, nfds_t n, int timeout);
 int __real_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
+int __real_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
+int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len);
 int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t len);
 
 struct fake_counts fake_calls;
@@ -70,6 +74,10 @@ static unsigned send_err_n;
 static fake_send_hook hook;
 static void *hook_arg;
 static int pktinfo_on;
+/* fake_meminfo: SO_MEMINFO's answer (or error), when set. */
+static int meminfo_on, meminfo_err;
+static uint32_t meminfo_drops;
+static socklen_t meminfo_len;
 static int join_err;
 static unsigned calloc_fail_in;
 
@@ -85,6 +93,7 @@ void fake_reset(void)
 	pktinfo_on = 0;
 	join_err = 0;
 	calloc_fail_in = 0;
+	meminfo_on = 0;
 	memset(&fake_calls, 0, sizeof(fake_calls));
 }
 
@@ -485,6 +494,35 @@ int __wrap_setsockopt(int fd, int level, int name, const void *val, socklen_t le
 		return 0;
 	}
 	return __real_setsockopt(fd, level, name, val, len);
+}
+
+void fake_meminfo(int err, uint32_t drops, socklen_t len)
+{
+	meminfo_on = 1;
+	meminfo_err = err;
+	meminfo_drops = drops;
+	meminfo_len = len;
+}
+
+int __wrap_getsockopt(int fd, int level, int name, void *val, socklen_t *len)
+{
+	if (level == SOL_SOCKET && name == SO_MEMINFO) {
+		uint32_t mem[SK_MEMINFO_VARS] = { 0 };
+
+		fake_calls.meminfo++;
+		if (!meminfo_on)
+			return __real_getsockopt(fd, level, name, val, len);
+		if (meminfo_err) {
+			errno = meminfo_err;
+			return -1;
+		}
+		mem[SK_MEMINFO_DROPS] = meminfo_drops;
+		if (*len > meminfo_len)
+			*len = meminfo_len;
+		memcpy(val, mem, *len);
+		return 0;
+	}
+	return __real_getsockopt(fd, level, name, val, len);
 }
 
 void fake_join_fail(int err)

@@ -4,7 +4,7 @@
  *
  * Tests linked with -Wl,--wrap=recvmsg,--wrap=recvmmsg,--wrap=recvfrom,
  * --wrap=sendmsg,--wrap=sendmmsg,--wrap=send,--wrap=poll,--wrap=setsockopt,
- * --wrap=calloc
+ * --wrap=calloc,--wrap=getsockopt
  * see libcn's calls land here:
  *   - recvmsg/recvmmsg/recvfrom pop datagrams (or errors) queued with
  *     fake_dgram() / fake_error(); an empty queue gives EAGAIN (a test never
@@ -19,7 +19,9 @@
  *   - setsockopt of SOL_NETLINK group membership is recorded and succeeds;
  *     NETLINK_PKTINFO is recorded and makes recvmsg/recvmmsg add the
  *     kernel's cmsg (struct nl_pktinfo, the datagram's group) when given a
- *     control buffer; everything else goes to the real call.
+ *     control buffer; everything else goes to the real call;
+ *   - getsockopt SO_MEMINFO is counted, and answered by fake_meminfo once
+ *     set; everything else goes to the real call.
  */
 #ifndef FAKE_SYS_H
 #define FAKE_SYS_H
@@ -63,6 +65,7 @@ struct fake_counts {
 	unsigned pktinfo_off; /* setsockopt NETLINK_PKTINFO off */
 	uint32_t last_join;
 	unsigned recv_at_leave; /* receive calls made before the last leave */
+	unsigned meminfo;	/* getsockopt SO_MEMINFO */
 };
 
 extern struct fake_counts fake_calls;
@@ -112,6 +115,11 @@ void fake_on_send(fake_send_hook fn, void *arg);
 /* Make the next NETLINK_ADD_MEMBERSHIP fail with errno err (a group the
  * unit does not have: EINVAL). */
 void fake_join_fail(int err);
+/* Answer getsockopt(SOL_SOCKET, SO_MEMINFO) from now on (until
+ * fake_reset; before, the real call answers): fail with errno err (err !=
+ * 0), or give at most len bytes of a meminfo whose SK_MEMINFO_DROPS is
+ * drops. */
+void fake_meminfo(int err, uint32_t drops, socklen_t len);
 /* Make the nth calloc from now (1: the next) return NULL with ENOMEM
  * (calloc is wrapped too: --wrap=calloc). */
 void fake_calloc_fail(unsigned nth);
