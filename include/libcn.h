@@ -379,31 +379,36 @@ CN_EXPORT int cn_reply(struct cn_sock *s, const struct cn_message *to, const voi
 		       size_t len);
 
 /*
- * Reply conventions: how each in-tree kernel user of the connector that
- * waits for an answer from userspace finds it (cn_reply_as(3) cites the
- * kernel file and line of each). A reply built with one of them is matched
- * by that kernel user; CN_REPLY_GENEALOGY is libcn's own, the reply that
- * cn_request takes under CN_MATCH_STRICT and CN_MATCH_ACK_ONLY.
+ * Reply conventions: how each in-tree kernel user of the connector tells a
+ * request's answers from other messages (cn_reply_as(3) cites the kernel
+ * file and line of each). One convention says both directions: some kernel
+ * users ask and wait for an answer from userspace (cn_reply_as builds the
+ * answer they match), w1 is asked and answers (cn_request_all collects its
+ * answers), libcn's own genealogy goes both ways. A call given a convention
+ * of the other direction refuses it with -EINVAL.
  */
 enum cn_reply_conv {
-	CN_REPLY_GENEALOGY = 0, /* seq copied, ack + 1 (what cn_reply sends) */
-	CN_REPLY_DM_ULOG = 1,	/* dm-log-userspace: seq copied, ack = the error as a
+	CN_REPLY_GENEALOGY = 0, /* both ways: seq copied, ack + 1 (cn_reply; the reply
+				   cn_request takes under CN_MATCH_STRICT) */
+	CN_REPLY_DM_ULOG = 1,	/* dm-log-userspace asks: seq copied, ack = the error as a
 				   positive errno (0: success); the kernel matches a
 				   bare reply (len 0) on seq, and a reply with data on
 				   the payload's dm_ulog_request.seq: see cn_dm_ulog_reply */
-	CN_REPLY_SAME_ACK = 2,	/* seq and ack copied: uvesafb (v86d), w1 status replies */
-	CN_REPLY_UVESAFB = CN_REPLY_SAME_ACK,
-	CN_REPLY_W1_STATUS = CN_REPLY_SAME_ACK,
-	CN_REPLY_W1_DATA = 3, /* seq copied, ack = request seq + 1: w1 data replies */
-	CN_REPLY_HV = 4,      /* seq = ack = 0: hv_utils (matched by id and payload) */
+	CN_REPLY_UVESAFB = 2,	/* uvesafb asks its helper (v86d): seq and ack copied */
+	CN_REPLY_W1 = 3,	/* w1 answers: data with seq copied and ack = seq + 1,
+				   then a status per command with the request's ack
+				   (libcn/w1.h, cn_request_all) */
+	CN_REPLY_HV = 4,	/* hv_utils asks: seq = ack = 0 (matched by id and payload) */
 };
 
 /*
  * Fill `out` with the header of a reply to `req` under `conv`, carrying
  * `len` payload bytes (id copied, flags 0). `error` is 0 or a negative
  * errno, and only CN_REPLY_DM_ULOG carries one (in ack, as -error). Pure.
- * Returns 0, -EINVAL (NULL pointers, an unknown conv, error > 0 or below
- * -4095, or an error under a convention that has no room for it),
+ * Returns 0, -EINVAL (NULL pointers, an unknown conv, CN_REPLY_W1: w1
+ * waits for no answer from userspace, it treats every message it is sent
+ * as a new request; error > 0 or below -4095, or an error under a
+ * convention that has no room for it),
  * -EMSGSIZE (len > CONNECTOR_MAX_MSG_SIZE; cn_reply_as refuses more: what
  * its receiver drops, see CN_MSG_MAX_LEN).
  */
@@ -419,6 +424,66 @@ CN_EXPORT int cn_reply_header(struct cn_msg *out, const struct cn_msg *req, enum
  */
 CN_EXPORT int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum cn_reply_conv conv,
 			  int error, const void *data, size_t len);
+
+/* What an answer collected by cn_request_all is (struct cn_answer.kind). */
+#define CN_ANSWER_DATA	  0 /* data: the reply of CN_REPLY_GENEALOGY; w1's data */
+#define CN_ANSWER_STATUS  1 /* w1: the result of one command, or of a whole w1 message */
+/* cn_answer.part of an answer to none of the request's parts. */
+#define CN_ANSWER_NO_PART 0xffffffffu
+
+/* One answer to a request, handed to a cn_answer_fn by cn_request_all. */
+struct cn_answer {
+	struct cn_message m; /* the record it came in (valid during the call only) */
+	int kind;	     /* CN_ANSWER_DATA or CN_ANSWER_STATUS */
+	int status;	     /* a status: 0 or -errno (the command failed); data: 0 */
+	/* w1: which w1 message of the request (0 the first, in the order of
+	 * the payload) and which command of it (0 the first) the answer is
+	 * for. A status for a whole w1 message (-ENODEV: no such slave or
+	 * master; -EPROTO: a message without commands) names the first
+	 * command it ends. 0 and 0 under CN_REPLY_GENEALOGY. */
+	uint32_t part;
+	uint32_t cmd;
+	/* The answer's data, unaligned (read it with memcpy): w1, what the
+	 * command answered (READ, TOUCH: the bytes read; SEARCH,
+	 * ALARM_SEARCH, LIST_SLAVES: 8-byte ROM ids; LIST_MASTERS: 4-byte
+	 * master ids), NULL and 0 for a status; genealogy, the payload. */
+	const void *data;
+	size_t len;
+};
+
+/* Called by cn_request_all for each answer, in the order they arrive. */
+typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
+
+/*
+ * Send `req` (genealogy and flags as cn_request) and collect every answer
+ * its kernel user sends under convention `conv`, handing each to fn (may
+ * be NULL) as it arrives, until the last one; other messages are kept for
+ * cn_recv or go to the handler, as during cn_request.
+ *   CN_REPLY_GENEALOGY  one reply, same id and seq, ack + 1 (kmod, peers).
+ *   CN_REPLY_W1         req is a w1 request (libcn/w1.h): answers are
+ *                       matched on id and seq, data told from statuses by
+ *                       ack (data: seq + 1; status: the request's ack,
+ *                       which libcn never makes equal to seq + 1); each
+ *                       command gets its data (several messages for a
+ *                       long search), then one status; the request ends
+ *                       when every command's status came, a
+ *                       CN_W1_LIST_MASTERS with its ids (it has no status
+ *                       when it succeeds). A w1 message the kernel refuses
+ *                       whole gets one status, which ends it.
+ * The time counts as in cn_request: timeout_ms from the moment nothing
+ * more is queued, for the whole collection (give a w1 search time: the
+ * kernel runs it on the bus).
+ * Returns 0 once every answer came and every status was 0; the first
+ * failed status (-errno, e.g. -ENODEV: no such slave) once every answer
+ * came; -ETIMEDOUT (the answers so far were handed to fn); -ENOBUFS (the
+ * socket overran: answers may be lost); -EINVAL (NULL s or req, unknown
+ * flags, a convention whose kernel user asks instead of answering, a w1
+ * request that is not one: another id, no w1 message, a message or
+ * command longer than what holds it, KEEP_ACK with ack = seq + 1);
+ * -EMSGSIZE (as cn_send); -ENOMEM; or the send's error.
+ */
+CN_EXPORT int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
+			     enum cn_reply_conv conv, int timeout_ms, cn_answer_fn fn, void *arg);
 
 /* dm-log-userspace (<linux/dm-log-userspace.h>, CN_IDX_DM / CN_VAL_DM_USERSPACE_LOG). */
 struct dm_ulog_request;
@@ -466,6 +531,11 @@ CN_EXPORT int cn_dm_ulog_ack(struct cn_sock *s, const struct cn_message *to, int
 /* ------------------------------------------------------------------------ */
 
 /*
+ * A request completes with one reply, matched by the ack libcn chose: w1,
+ * whose answers are many and whose data carry seq + 1, is asked with
+ * cn_request_all (one w1 request carries any number of commands for any
+ * number of devices).
+ *
  * Prepare the socket for up to `capacity` (1..65536) requests in flight,
  * matched under `policy`; each request not answered within `timeout_ms`
  * (< 0: never) completes with -ETIMEDOUT. Allocates the in-flight table

@@ -21,7 +21,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -73,14 +72,6 @@ struct cn_async {
 	uint8_t *out;	     /* SEND_CHUNK buffers of CN_SEND_COPY_MAX bytes */
 	struct cn_async_tx *tx;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static uint32_t slot_of(const struct cn_async *a, uint32_t ack)
 {
@@ -265,7 +256,7 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 
 	while (sent < n && a->inflight < a->cap) {
 		unsigned int k, chunk = n - sent;
-		int64_t deadline = a->timeout_ms > 0 ? now_ms() + a->timeout_ms : -1;
+		int64_t deadline = a->timeout_ms > 0 ? cn__now_ms() + a->timeout_ms : -1;
 		int r;
 
 		if (chunk > SEND_CHUNK)
@@ -375,7 +366,7 @@ static int64_t match(const struct cn_async *a, const struct cn_msg *msg, uint32_
 /* Report requests past their deadline as -ETIMEDOUT completions. */
 static unsigned int expire(struct cn_async *a, struct cn_completion *out, unsigned int max)
 {
-	int64_t now = now_ms(), next = -1;
+	int64_t now = cn__now_ms(), next = -1;
 	unsigned int n = 0;
 
 	if (a->next_expiry < 0 || now < a->next_expiry)
@@ -403,7 +394,7 @@ static unsigned int expire(struct cn_async *a, struct cn_completion *out, unsign
 int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int max,
 		      int timeout_ms)
 {
-	int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : -1;
+	int64_t deadline = timeout_ms > 0 ? cn__now_ms() + timeout_ms : -1;
 	struct cn_async *a;
 	unsigned int n = 0;
 	int fresh = 0;
@@ -456,7 +447,7 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 		if (fresh) {
 			/* Nothing queued: wait for the socket, a deadline or the
 			 * caller's timeout, whichever comes first. */
-			int64_t now = now_ms(), until = deadline;
+			int64_t now = cn__now_ms(), until = deadline;
 			struct pollfd p = { .fd = s->fd, .events = POLLIN };
 
 			if (a->next_expiry >= 0 && (until < 0 || a->next_expiry < until))

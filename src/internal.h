@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <linux/netlink.h>
 
 #include "libcn.h"
@@ -222,11 +223,59 @@ static inline size_t cn__backlog_pending(const struct cn_backlog *b)
 	return b->count + (b->lost != 0) + (b->err != 0);
 }
 
+/* message.c: what a request waits for (cn_request's reply, the answers
+ * cn_request_all collects). take says what a message is to it: not an
+ * answer (kept for cn_recv), an answer (taken: wait on), the last answer
+ * (the wait ends); idle, when not NULL, is asked whenever nothing more is
+ * queued and ends the wait by returning nonzero. */
+enum { CN__NOT_ANSWER = 0, CN__ANSWER = 1, CN__LAST_ANSWER = 2 };
+struct cn__waiter {
+	int (*take)(void *arg, const struct cn_message *m);
+	int (*idle)(void *arg);
+	void *arg;
+};
+/* Send req (cn_send's flags, CN_REQUEST_OVERRUN_WAIT) and wait for what w
+ * takes, keeping the rest; messages of temp_group (not 0: a group joined
+ * for this request only) are not kept. 0 when w ended the wait, or -errno
+ * (-ETIMEDOUT; a refusal answered to CN_SEND_ACK; the send's). */
+int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, int timeout_ms,
+		     const struct cn__waiter *w, uint32_t temp_group);
+
+/* w1.c: a w1 request's answers (CN_REPLY_W1), for cn_request_all. */
+struct cn__w1_part;
+struct cn__w1_req {
+	const struct cn_msg *req;
+	struct cn__w1_part *parts; /* one per w1 message of the request */
+	uint32_t nparts;
+	uint32_t open; /* parts not answered in full yet */
+	int err;       /* the first failed status (-errno), 0: none */
+	int stop;      /* the kernel gave up on the whole request */
+	size_t page;   /* the page size: LIST_MASTERS answers at most a page */
+	cn_answer_fn fn;
+	void *arg;
+};
+/* Check req as a w1 request and set *w up to follow its answers: 0,
+ * -EINVAL (not a w1 request), -ENOMEM. cn__w1_free frees what it took. */
+int cn__w1_prepare(struct cn__w1_req *w, const struct cn_msg *req);
+void cn__w1_free(struct cn__w1_req *w);
+/* struct cn__waiter's take and idle for a w1 request (arg: its cn__w1_req). */
+int cn__w1_take(void *arg, const struct cn_message *m);
+int cn__w1_idle(void *arg);
+
 /* async.c */
 void cn__async_free(struct cn_sock *s);
 
 /* proc_seq.c */
 void cn__proc_free(struct cn_sock *s);
+
+/* CLOCK_MONOTONIC in milliseconds: the deadlines of requests. */
+static inline int64_t cn__now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* A fresh ack: xorshift64*. Acks only need to be unpredictable enough not to
  * collide with other senders' acks, not to be secret. Inline: one per

@@ -249,20 +249,25 @@ void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg)
 	s->handler_arg = arg;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
+/* cn_request's wait: its reply, matched under its policy. */
+struct one_reply {
+	const struct cn_msg *req;
+	enum cn_match policy;
+	struct cn_message *reply;
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static int take_one_reply(void *arg, const struct cn_message *m)
+{
+	struct one_reply *o = arg;
+
+	if (!is_reply(o->req, m->msg, o->policy))
+		return CN__NOT_ANSWER;
+	*o->reply = *m;
+	return CN__LAST_ANSWER;
 }
 
-/* cn_request once its arguments are checked and the group joined: send,
- * then wait for the reply. Messages of temp_group (not 0: a group joined
- * only for this wait) other than the reply are not kept. */
-static int request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
-			enum cn_match policy, int timeout_ms, struct cn_message *reply,
-			uint32_t temp_group)
+int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, int timeout_ms,
+		     const struct cn__waiter *w, uint32_t temp_group)
 {
 	struct cn_message m;
 	int64_t deadline = -1; /* set at the first wait: the kernel's own
@@ -300,14 +305,15 @@ static int request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flag
 			return cn_ret(s->ack.err);
 		}
 		if (r == 0) {
-			if (is_reply(req, m.msg, policy)) {
+			int t = w->take(w->arg, &m);
+
+			if (t == CN__LAST_ANSWER) {
 				/* Its success answer, if still to come, is
 				 * skipped like any other. */
 				s->ack.armed = 0;
-				*reply = m;
 				return 0;
 			}
-			if (!temp_group || m.group != temp_group)
+			if (t == CN__NOT_ANSWER && (!temp_group || m.group != temp_group))
 				cn__keep(s, &m);
 			continue;
 		}
@@ -325,13 +331,17 @@ static int request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flag
 			s->ack.armed = 0;
 			return cn_ret(r);
 		}
+		if (w->idle && w->idle(w->arg)) {
+			s->ack.armed = 0;
+			return 0;
+		}
 
 		if (timeout_ms >= 0) {
 			int64_t left;
 
 			if (deadline < 0)
-				deadline = now_ms() + timeout_ms;
-			left = deadline - now_ms();
+				deadline = cn__now_ms() + timeout_ms;
+			left = deadline - cn__now_ms();
 
 			if (left <= 0) {
 				s->ack.armed = 0;
@@ -374,7 +384,10 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 			return r;
 		temp_group = CN_IDX_PROC;
 	}
-	r = request_wait(s, req, flags, policy, timeout_ms, reply, temp_group);
+	struct one_reply o = { req, policy, reply };
+	struct cn__waiter w = { take_one_reply, NULL, &o };
+
+	r = cn__request_wait(s, req, flags, timeout_ms, &w, temp_group);
 	if (temp_group) {
 		int saved = errno;
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * reply.c - answering the kernel's own connector users in the form each one
- * matches (cn_reply_as(3)): the header conventions of dm-log-userspace,
- * uvesafb, w1 and hv_utils beside libcn's own genealogy, and the
- * dm-log-userspace request and reply (docs/DESIGN.md, "Reply conventions").
+ * reply.c - answering the kernel's own connector users that wait for an
+ * answer from userspace, in the form each one matches (cn_reply_as(3)): the
+ * header conventions of dm-log-userspace, uvesafb and hv_utils beside
+ * libcn's own genealogy, and the dm-log-userspace request and reply
+ * (docs/DESIGN.md, "Reply conventions"). w1, which answers instead, is
+ * collect.c's.
  */
 #include <linux/dm-log-userspace.h>
 #include <sys/uio.h>
@@ -35,17 +37,16 @@ int cn_reply_header(struct cn_msg *out, const struct cn_msg *req, enum cn_reply_
 		out->seq = req->seq;
 		out->ack = (__u32)-error;
 		break;
-	case CN_REPLY_SAME_ACK: /* uvesafb.c, uvesafb_cn_callback; w1_netlink.c, status */
+	case CN_REPLY_UVESAFB: /* uvesafb.c, uvesafb_cn_callback */
 		out->seq = req->seq;
 		out->ack = req->ack;
-		break;
-	case CN_REPLY_W1_DATA: /* w1_netlink.c, w1_netlink_queue_cmd */
-		out->seq = req->seq;
-		out->ack = req->seq + 1;
 		break;
 	case CN_REPLY_HV: /* hv_utils_transport.c: matched by id only */
 		break;
 	default:
+		/* CN_REPLY_W1 among them: w1 answers, it is never answered
+		 * (w1_netlink.c, w1_cn_callback takes every message as a
+		 * request); its answers are collected by cn_request_all. */
 		return cn_fail(EINVAL);
 	}
 	return 0;

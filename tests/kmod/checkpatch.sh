@@ -3,7 +3,8 @@
 #
 # checkpatch.sh - kmod reads like kernel code: the kernel's
 # scripts/checkpatch.pl --strict --no-tree -f on every kmod/*.c and *.h
-# (generated *.mod.c aside) reports no error, no warning and no check.
+# and the vm tier's module tests/vm/w1/*.c (generated *.mod.c aside)
+# reports no error, no warning and no check.
 # checkpatch.pl, spelling.txt and const_structs.checkpatch come from
 # Debian's linux-source-6.12 (/usr/src/linux-source-6.12.tar.xz), unpacked
 # once into a cache under ${TMPDIR:-/tmp} (about 20 s; then instant).
@@ -40,10 +41,10 @@ CHECKPATCH=$cache/$top/scripts/checkpatch.pl
 
 rc=0
 n=0
-for f in "$SRC"/kmod/*.c "$SRC"/kmod/*.h; do
+for f in "$SRC"/kmod/*.c "$SRC"/kmod/*.h "$SRC"/tests/vm/w1/*.c; do
 	case "$f" in *.mod.c) continue ;; esac
 	n=$((n + 1))
-	out=$(cd "$SRC/kmod" && perl "$CHECKPATCH" --strict --no-tree --no-summary --terse \
+	out=$(cd "$(dirname "$f")" && perl "$CHECKPATCH" --strict --no-tree --no-summary --terse \
 		-f "$(basename "$f")" 2>&1) || true
 	if [ -n "$out" ]; then
 		echo "$out"
@@ -51,7 +52,7 @@ for f in "$SRC"/kmod/*.c "$SRC"/kmod/*.h; do
 	fi
 done
 if [ $rc = 0 ]; then
-	echo "checkpatch --strict: $n kmod files, 0 errors, 0 warnings, 0 checks"
+	echo "checkpatch --strict: $n kernel files, 0 errors, 0 warnings, 0 checks"
 else
 	echo "FAIL: checkpatch --strict reported the lines above"
 fi
