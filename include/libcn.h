@@ -451,7 +451,9 @@ struct cn_answer {
 	size_t len;
 };
 
-/* Called by cn_request_all for each answer, in the order they arrive. */
+/* Called by cn_request_all for each answer, in the order they arrive. It
+ * must not receive or send on the socket: the answer lives in the socket's
+ * buffer, which the request is still walking. */
 typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
 
 /*

@@ -60,8 +60,9 @@ MODS=/lib/modules/$KVER/kernel
 # modules (CONFIG_W1=m) with CONFIG_W1_CON=y on 6.1 and 6.12.
 CONFIG=/boot/config-$KVER
 [ -r "$CONFIG" ] || vm_skip "no $CONFIG"
-grep -qx 'CONFIG_W1=m' "$CONFIG" && grep -qx 'CONFIG_W1_CON=y' "$CONFIG" ||
+if ! grep -qx 'CONFIG_W1=m' "$CONFIG" || ! grep -qx 'CONFIG_W1_CON=y' "$CONFIG"; then
 	vm_skip "kernel $KVER: w1 is not a module with netlink (CONFIG_W1=m, CONFIG_W1_CON=y)"
+fi
 
 # 2. The fake bus master, against the guest kernel's headers (W=1, no
 # warning), and the client, static: the initramfs has no libcn or libnl.
