@@ -216,6 +216,7 @@ static inline int cn__backlog_idle(const struct cn_backlog *b)
 {
 	return !b->count && !b->lost && !b->err;
 }
+
 /* What cn__backlog_take still has to return: each kept entry, then the
  * loss and the error, one report each (cn_pending). */
 static inline size_t cn__backlog_pending(const struct cn_backlog *b)
