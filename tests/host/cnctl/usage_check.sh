@@ -112,7 +112,7 @@ notify_bad_idx)	run 2 "--idx value '1:0'" notify --idx 1:0 --val 1 --group 1 ;;
 notify_bad_val)	run 2 "--val value '0xffffffff:2'" notify --idx 1 --val 0xffffffff:2 --group 1 ;;
 notify_bad_group) run 2 "--group value '0'" notify --idx 1 --val 1 --group 0 ;;
 notify_extra_arg) run 2 "'extra'" notify --idx 1 --val 1 --group 1 extra ;;
-# One option table for all subcommands (tools/cnctl/options.c): a long name
+# One option table for all subcommands (tools/cnctl/option_table.c): a long name
 # that another subcommand takes is still unknown here, and one that means
 # something else elsewhere keeps this subcommand's meaning.
 notify_join_unknown) run 2 "unknown option '--join'" notify --idx 1 --val 1 --join 1 ;;
