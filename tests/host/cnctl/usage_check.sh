@@ -46,6 +46,19 @@ bad_events)	run 2 "--events.*'forkk'" proc --events fork,forkk ;;
 empty_events)	run 2 "--events" proc --events= ;;
 tree_no_pid)	run 2 "--tree needs --pid" proc --tree ;;
 bad_pid)	run 2 "--pid.*'0'" proc --pid 0 ;;
+# pid_max is at most 2^22: no process has this pid.
+no_such_pid)	run 2 "--pid value '2147483647': no such process" proc --pid 2147483647 ;;
+empty_comm)	run 2 "--comm value '': an empty pattern" proc --comm '' ;;
+help_width)
+	# Every help fits 80 columns, and each option's line starts with it.
+	for c in "" proc send listen request notify kmod; do
+		# shellcheck disable=SC2086
+		long=$("$CNCTL" $c --help | awk 'length > 79')
+		[ -z "$long" ] || { echo "FAIL: cnctl $c --help: lines over 79 columns: $long"; exit 1; }
+	done
+	"$CNCTL" proc --help | grep -qE '^      --user NAME ' ||
+		{ echo "FAIL: proc --help: --user not on a line of its own"; exit 1; }
+	echo "ok: every --help within 79 columns" ;;
 bad_pgrp)	run 2 "--pgrp.*'x1'" proc --pgrp x1 ;;
 bad_user)	run 2 "--uid/--user.*'no-such-user-x'" proc --user no-such-user-x ;;
 bad_count)	run 2 "--count.*'-3'" proc --count -3 ;;
