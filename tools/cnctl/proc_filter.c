@@ -68,6 +68,27 @@ int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t s
 	return 0;
 }
 
+#ifdef CNCTL_NO_NSS
+/* A static cnctl (the VM tests' initramfs has no libraries): glibc's NSS
+ * would load its shared modules at run time, and the static link warns of
+ * it; /etc/passwd is read directly (fgetpwent needs no NSS). */
+static struct passwd *find_user(const char *name, uid_t uid)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *pw = NULL;
+
+	if (!f)
+		return NULL;
+	while ((pw = fgetpwent(f)))
+		if (name ? !strcmp(pw->pw_name, name) : pw->pw_uid == uid)
+			break;
+	fclose(f);
+	return pw; /* fgetpwent's static entry: valid until the next call */
+}
+#define getpwnam(name) find_user(name, 0)
+#define getpwuid(uid)  find_user(NULL, uid)
+#endif
+
 int proc_parse_user(const char *arg, uid_t *uid)
 {
 	uint64_t v;
