@@ -4,10 +4,10 @@
  * connector, one line each, as an aligned table or as JSON lines.
  *
  * The hot path reads batches of events (cn_proc_recv_batch: recvmmsg, each
- * event decoded where it was read) without waiting and prints into a large
- * stdout buffer; only when nothing more is pending does it flush and wait
- * in poll, which wakes on the next event: there is no nap between reads, so
- * a short-lived process is still in /proc when its exec is read. Every
+ * event decoded where it was read), blocking until the next event comes, and
+ * prints into a large stdout buffer, written when due: there is no nap
+ * between reads, so a short-lived process is still in /proc when its exec
+ * is read. Every
  * event goes through libcn's process tracker (names, parents, lifetimes);
  * after loss, once the socket is drained and the tracker says a rescan is
  * due, it rescans /proc. Loss is never silent: socket overruns and per-CPU
@@ -19,12 +19,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -385,47 +386,44 @@ static void on_winch(int sig)
 	winch = 1;
 }
 
-/* Wait until the socket is readable, at most timeout_ms (< 0: a second).
- * A plain poll, no signal mask juggling (three system calls less per
- * wakeup): a SIGINT or SIGTERM landing between the caller's check of
- * cnctl_stop and the poll is seen when the poll ends, within a second. */
-static int wait_events(int fd, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+/* The longest a read waits while nothing is due (a stop signal ends it
+ * sooner: no SA_RESTART). */
+#define PROC_IDLE_WAIT_MS 1000
 
-	if (timeout_ms < 0 || timeout_ms > 1000)
-		timeout_ms = 1000;
-	if (cnctl_stop)
+/* Make a blocking read of st's socket wait at most ms (SO_RCVTIMEO: the
+ * read returns -EAGAIN then). *cur: the timeout set now, to set it only
+ * when it changes. 0, or -errno. */
+static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
+{
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
+
+	if (ms == *cur)
 		return 0;
-	if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+	if (setsockopt(cn_fd(st->s), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		return -errno;
+	*cur = ms;
 	return 0;
 }
 
-/* The shortest of two waits in ms (< 0: none). */
-static int64_t sooner(int64_t a, int64_t b)
-{
-	return a < 0 || (b >= 0 && b < a) ? b : a;
-}
-
 /*
- * Read, print, repeat. Each event is read as soon as it comes (a poll
- * wakes on it): a process that lives a few milliseconds is still in /proc
- * when its exec is read, so its command line is shown. A burst is read in
- * batches (cn_proc_recv_batch: up to PROC_BATCH events a system call), and
- * the output is written at most every PROC_FLUSH_MS off a terminal.
+ * Read, print, repeat. The read blocks until events come (no poll before
+ * it: one system call a wakeup) and takes what is queued, up to PROC_BATCH
+ * events (cn_proc_recv_batch). There is no nap between reads: a process
+ * that lives a millisecond is still in /proc when its exec is read, so its
+ * command line is shown. Output to a terminal is written at once, to a
+ * file or a pipe at least every PROC_FLUSH_MS while events stream: the
+ * read waits at most that long while output is pending, a rescan is due
+ * soon or the --timeout is near, else PROC_IDLE_WAIT_MS.
  */
 static int run(struct proc_state *st)
 {
 	const struct proc_opts *o = st->o;
 	struct cn_proc_event ev[PROC_BATCH];
-	int64_t last_flush = coarse_ms();
+	int64_t last_flush = coarse_ms(), cur_wait = -1;
 	int64_t deadline = o->timeout_ms >= 0 ? cnctl_now_ms() + o->timeout_ms : -1;
 	/* A person at a terminal sees each line at once; a file or a pipe
 	 * gets what came within PROC_FLUSH_MS in one write. */
 	int eager = isatty(STDOUT_FILENO);
-	int fd = cn_fd(st->s);
-	int drained = 0; /* the last receive took less than a batch */
 	int r;
 
 	if (!o->common.json)
@@ -433,44 +431,33 @@ static int run(struct proc_state *st)
 	/* --pid's process may have exited before the first scan. */
 	if (o->pid && !proc_info_followed(st))
 		return flushed(flush_out());
+	r = set_wait(st,
+		     deadline >= 0 && o->timeout_ms < PROC_IDLE_WAIT_MS ? o->timeout_ms
+									: PROC_IDLE_WAIT_MS,
+		     &cur_wait);
+	if (r < 0) {
+		cnctl_err("setting the read timeout: %s", strerror(-r));
+		return CNCTL_EXIT_ERROR;
+	}
 	while (!cnctl_stop) {
-		int64_t now, wait;
+		int64_t now, wait = PROC_IDLE_WAIT_MS;
 		int n;
 
 		if (winch) {
 			winch = 0;
 			proc_line_read_width(st);
 		}
-		n = drained ? -EAGAIN : cn_proc_recv_batch(st->s, ev, PROC_BATCH, CN_RECV_DONTWAIT);
-		drained = 0;
+		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, 0);
 		if (n > 0) {
 			for (int i = 0; i < n; i++)
 				if (handle_event(st, &ev[i]))
 					return flushed(flush_out());
-			/* Less than a batch: the queue ran dry, unless libcn still
-			 * holds something to report (an error after these). */
-			drained = n < PROC_BATCH && cn_pending(st->s) == 0;
-			/* Under a sustained stream the socket never runs dry:
-			 * still hand the reader what we have every so often. */
-			now = coarse_ms();
-			if (now - last_flush >= PROC_FLUSH_MS || ferror(stdout)) {
-				r = flush_out();
-				if (r)
-					return flushed(r);
-				last_flush = now;
-				proc_loss_report(st, 0);
-				if (deadline >= 0 && cnctl_now_ms() >= deadline)
-					break;
-			}
-			continue;
-		}
-		if (n == -ENOBUFS) {
+		} else if (n == -ENOBUFS) {
 			/* Counted here, reported at most once a second. */
 			proc_loss_overrun(st);
 			cn_proc_tracker_lost(st->t);
 			continue;
-		}
-		if (n != -EAGAIN) {
+		} else if (n != -EAGAIN && n != -EINTR) {
 			uint64_t overruns = 0; /* -ENOBUFS is handled above */
 
 			r = cnctl_recv_error(n, "events", &overruns);
@@ -478,18 +465,34 @@ static int run(struct proc_state *st)
 				return r;
 			continue;
 		}
-		/* Nothing pending (or, after a short batch, most likely
-		 * nothing): catch up with /proc when a rescan is due, report
-		 * loss, hand the reader what is due, wait for events. */
-		wait = cn_proc_tracker_sync_due(st->t);
-		if (wait == 0) {
+		now = coarse_ms();
+		/* A full batch: more is queued, read on (hand the reader what
+		 * is due every so often: the socket may never run dry). */
+		if (n == PROC_BATCH || cn_pending(st->s)) {
+			if (now - last_flush >= PROC_FLUSH_MS || ferror(stdout)) {
+				r = flush_out();
+				if (r)
+					return flushed(r);
+				last_flush = now;
+				proc_loss_report(st, 0);
+			}
+			if (deadline >= 0 && cnctl_now_ms() >= deadline)
+				break;
+			continue;
+		}
+		/* Drained (a short batch) or waited in vain: catch up with
+		 * /proc when a rescan is due, report loss, hand the reader
+		 * what is due, wait again. */
+		r = cn_proc_tracker_sync_due(st->t);
+		if (r == 0) {
 			resync(st);
 			if (o->pid && !proc_info_followed(st))
 				return flushed(flush_out());
-			continue; /* the scan took a while: look again */
+			continue;
 		}
+		if (r > 0)
+			wait = PROC_FLUSH_MS; /* due soon: look again then */
 		proc_loss_report(st, 0);
-		now = coarse_ms();
 		if (__fpending(stdout)) {
 			if (eager || now - last_flush >= PROC_FLUSH_MS) {
 				r = flush_out();
@@ -497,17 +500,20 @@ static int run(struct proc_state *st)
 					return flushed(r);
 				last_flush = now;
 			} else {
-				wait = sooner(wait, PROC_FLUSH_MS - (now - last_flush));
+				wait = PROC_FLUSH_MS;
 			}
 		}
-		now = cnctl_now_ms();
-		if (deadline >= 0 && now >= deadline)
-			break;
-		if (deadline >= 0)
-			wait = sooner(wait, deadline - now);
-		r = wait_events(fd, (int)wait);
+		if (deadline >= 0) {
+			int64_t left = deadline - cnctl_now_ms();
+
+			if (left <= 0)
+				break;
+			if (left < wait)
+				wait = left;
+		}
+		r = set_wait(st, wait, &cur_wait);
 		if (r < 0) {
-			proc_message(st, "error", "poll: %s", strerror(-r));
+			proc_message(st, "error", "setting the read timeout: %s", strerror(-r));
 			flush_out();
 			return CNCTL_EXIT_ERROR;
 		}
