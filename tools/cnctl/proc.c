@@ -151,10 +151,29 @@ static int color_wanted(const char *when)
 	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0;
 }
 
+/* The process (Tgid in /proc/ID/status) of task id; 0 when unknown. */
+static pid_t thread_group(pid_t id)
+{
+	char path[48], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static int parse_opts(int argc, char **argv, struct proc_opts *o)
 {
 	struct cnctl_getopt g;
 	const char *color = "auto";
+	pid_t tgid;
 	int c, r;
 
 	cnctl_getopt_init(&g, CNCTL_CMD_PROC);
@@ -266,10 +285,15 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 	if (o->tree && !o->pid)
 		return cnctl_usage_err("proc", "--tree needs --pid PID (whose tree)");
 	/* kill(pid, 0) finds a process (EPERM: one of another user) without
-	 * touching it. */
+	 * touching it; a thread's id finds its process too, but events name
+	 * processes by their own id. */
 	if (o->pid && kill(o->pid, 0) < 0 && errno == ESRCH)
 		return cnctl_usage_err("proc", "invalid --pid value '%d': no such process",
 				       (int)o->pid);
+	if (o->pid && (tgid = thread_group(o->pid)) > 0 && tgid != o->pid)
+		return cnctl_usage_err("proc",
+				       "invalid --pid value '%d': a thread of process %d (give %d)",
+				       (int)o->pid, (int)tgid, (int)tgid);
 	o->need_uid = o->user_column || o->uid_set;
 	o->color = !o->common.json && color_wanted(color) > 0;
 	return 0;

@@ -49,6 +49,18 @@ bad_pid)	run 2 "--pid.*'0'" proc --pid 0 ;;
 # pid_max is at most 2^22: no process has this pid.
 no_such_pid)	run 2 "--pid value '2147483647': no such process" proc --pid 2147483647 ;;
 empty_comm)	run 2 "--comm value '': an empty pattern" proc --comm '' ;;
+thread_pid)
+	# A thread's id is no process's: refused, naming the process.
+	python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(30,), daemon=True).start(); time.sleep(30)' &
+	py=$!
+	trap 'kill "$py" 2>/dev/null; rm -f "$err"' EXIT
+	for _ in $(seq 100); do
+		tid=$(ls "/proc/$py/task" 2>/dev/null | grep -vx "$py" | head -n 1)
+		[ -n "$tid" ] && break
+		sleep 0.05
+	done
+	[ -n "$tid" ] || { echo "FAIL: no thread in python $py"; exit 1; }
+	run 2 "--pid value '$tid': a thread of process $py (give $py)" proc --pid "$tid" ;;
 help_width)
 	# Every help fits 80 columns, and each option's line starts with it.
 	for c in "" proc send listen request notify kmod; do
