@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # table_check.sh - examples/proc_table through overruns: a tiny receive
-# buffer and a fork storm make it lose events (it must say so, and rescan
-# /proc); two orphans (one under a child subreaper, one not) test the
+# buffer and fork storms, one while it is stopped, make it lose events (it
+# must say so, and rescan /proc); two orphans (one under a child subreaper, one not) test the
 # parents it keeps. At the end its table (printed on SIGINT) is compared
 # with /proc, parents included: every process that /proc showed, with the
 # same parent and start, just before and just after the table was made must
@@ -32,7 +32,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/cn-table.XXXXXX") || exit 1
 tb=
 left=()
 cleanup() {
-	[ -n "$tb" ] && kill "$tb" 2>/dev/null
+	[ -n "$tb" ] && kill -CONT "$tb" 2>/dev/null && kill "$tb" 2>/dev/null
 	for p in "${left[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	rm -rf "$dir"
@@ -73,10 +73,16 @@ sub=$(awk '$1 == "subreaper" { print $2 }' "$dir/orphans")
 o1=$(awk '$1 == "orphan-of-subreaper" { print $2 }' "$dir/orphans")
 o2=$(awk '$1 == "orphan" { print $2 }' "$dir/orphans")
 
-echo go | "$STORM" "$STORM_N" 16 >"$dir/storm" || fail "the fork storm failed"
-storm=$(head -n 1 "$dir/storm")
+# Two storms: the first while proc_table is stopped (its 2 KiB buffer
+# overruns for certain), the second while it reads (it may overrun again,
+# and must still end right).
+kill -STOP "$tb"
+echo go | "$STORM" "$((STORM_N / 2))" 16 >"$dir/storm1" || fail "the first fork storm failed"
+kill -CONT "$tb"
+echo go | "$STORM" "$((STORM_N / 2))" 16 >"$dir/storm" || fail "the second fork storm failed"
+storms="$(head -n 1 "$dir/storm1") $(head -n 1 "$dir/storm")"
 grep -q '^overrun: events lost' "$dir/err" ||
-	fail "no overrun in a $STORM_N-child storm with a 2 KiB buffer: nothing was tested"
+	fail "no overrun reported after a storm into a stopped reader's 2 KiB buffer"
 
 snapshot "$dir/before"
 kill -INT "$tb"
@@ -105,7 +111,9 @@ for p in "$o1 $sub" "$o2 $(awk -v p="$o2" '$1 == p { print $2 }' "$dir/after")";
 	grep -qx "$pid $ppid" "$dir/table" ||
 		fail "orphan $pid: /proc's parent $ppid, the table's $(awk -v p="$pid" '$1 == p { print $2 }' "$dir/table")"
 done
-stale=$(awk -v s="$storm" '$2 == s' "$dir/table" | head -n 5)
-[ -z "$stale" ] || fail "children of the storm (reaped) still in the table: $stale"
+for storm in $storms; do
+	stale=$(awk -v s="$storm" '$2 == s' "$dir/table" | head -n 5)
+	[ -z "$stale" ] || fail "children of the storm $storm (reaped) still in the table: $stale"
+done
 echo "ok: $(wc -l <"$dir/table") processes, $(wc -l <"$dir/stable") of them stable in /proc and" \
 	"in the table with their parents; $(grep -c '^overrun' "$dir/err") overruns, $rescans rescans"
