@@ -14,8 +14,8 @@
  * their parents are read again from /proc (their new one is set by then:
  * do_exit reparents before it sends the exit event).
  *
- * After loss, a rescan is due once the losses stop for SYNC_QUIET_MS (or
- * after SYNC_BLIND_MAX_MS of them): a reader that overruns again and again
+ * After loss, a rescan is due once the losses stop for SYNC_QUIET_NS (or
+ * SYNC_BLIND_MAX_NS after the first): a reader that overruns again and again
  * in one burst rescans once, after it, not once per overrun.
  */
 #include <fcntl.h>
@@ -33,7 +33,7 @@
  * tick and the fork's own duration: within this, one task. */
 #define SAME_START_NS (50ull * 1000 * 1000)
 
-/* A rescan is due when no loss was told for this long (the burst is over) */
+/* A rescan is due when no loss was told for this long (the burst is over), */
 #define SYNC_QUIET_NS	  (100ull * 1000 * 1000)
 /* ... or this long after the first loss, however long losses go on. */
 #define SYNC_BLIND_MAX_NS (1000ull * 1000 * 1000)
