@@ -9,14 +9,43 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libcn.h>
 
+/* One line per event. pid != tgid: the event is about a thread (pid) of
+ * process tgid, not about the process; an exit is told as the parent's
+ * wait(2) tells it (a status, or the signal and a core dump). */
 static void print_event(const struct cn_proc_event *ev)
 {
-	printf("cpu %u %-8s pid %d tgid %d\n", ev->cpu, cn_proc_what_name(ev->what), ev->pid,
-	       ev->tgid);
+	int thread = ev->pid != ev->tgid;
+
+	switch (ev->what) {
+	case CN_PROC_FORK:
+		if (thread)
+			printf("thread %d of pid %d started\n", ev->pid, ev->tgid);
+		else
+			printf("pid %d forked by pid %d\n", ev->pid, ev->parent_tgid);
+		break;
+	case CN_PROC_EXIT:
+		if (thread)
+			printf("thread %d of pid %d ended\n", ev->pid, ev->tgid);
+		else if (WIFSIGNALED(ev->exit_code))
+			printf("pid %d killed by signal %d%s\n", ev->pid, WTERMSIG(ev->exit_code),
+			       WCOREDUMP(ev->exit_code) ? " (core dumped)" : "");
+		else
+			printf("pid %d exited with status %d\n", ev->pid,
+			       WEXITSTATUS(ev->exit_code));
+		break;
+	default:
+		if (thread)
+			printf("thread %d of pid %d: %s\n", ev->pid, ev->tgid,
+			       cn_proc_what_name(ev->what));
+		else
+			printf("pid %d: %s\n", ev->pid, cn_proc_what_name(ev->what));
+		break;
+	}
 }
 
 /* Handle everything queued; EAGAIN (the socket is non-blocking) means done.

@@ -1,6 +1,8 @@
 /*
  * proc_monitor_sd_event.c - process exits in a systemd sd-event loop: the
- * socket's fd is an I/O source; each wake-up drains the socket.
+ * socket's fd is an I/O source; each wake-up drains the socket. An exit is
+ * told as the parent's wait(2) tells it (a status, or the signal and a core
+ * dump); a thread's end is not its process's exit.
  */
 #include <errno.h>
 #include <signal.h>
@@ -26,8 +28,15 @@ static int on_readable(sd_event_source *src, int fd, uint32_t revents, void *arg
 			continue;
 		}
 		if (ev.lost_before)
-			fprintf(stderr, "%u events lost on cpu %u\n", ev.lost_before, ev.cpu);
-		printf("exit pid %d status %d\n", ev.tgid, WEXITSTATUS((int)ev.exit_code));
+			fprintf(stderr, "%u events lost before this one\n", ev.lost_before);
+		if (ev.pid != ev.tgid)
+			continue; /* one thread ended, not its process */
+		if (WIFSIGNALED(ev.exit_code))
+			printf("pid %d killed by signal %d%s\n", ev.tgid, WTERMSIG(ev.exit_code),
+			       WCOREDUMP(ev.exit_code) ? " (core dumped)" : "");
+		else
+			printf("pid %d exited with status %d\n", ev.tgid,
+			       WEXITSTATUS(ev.exit_code));
 	}
 	fflush(stdout);
 	return r == -EAGAIN ? 0 : r;

@@ -846,14 +846,18 @@ CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
  * changed while it was blind. Its memory is allocated once (opts.max_entries);
  * applying an event allocates nothing. Not thread-safe: one thread at a time.
  *
- * Typical loop (see cn_proc_tracker(3)):
+ * Typical loop (see cn_proc_tracker(3); a non-blocking socket):
  *   t = cn_proc_tracker_new(NULL);  cn_proc_listen(s, 0, 1000);
  *   cn_proc_tracker_sync(t, NULL, NULL);        (the initial table)
  *   for (;;) {
  *           r = cn_proc_recv(s, &ev, 0);
  *           if (r == -ENOBUFS) cn_proc_tracker_lost(t);
  *           else if (r == 0) e = cn_proc_tracker_event(t, &ev);
- *           if (cn_proc_tracker_needs_sync(t)) cn_proc_tracker_sync(t, fn, arg);
+ *           else if (r == -EAGAIN) {                    (drained)
+ *                   due = cn_proc_tracker_sync_due(t);
+ *                   if (due == 0) cn_proc_tracker_sync(t, fn, arg);
+ *                   else poll(fd, due);                  (due < 0: no limit)
+ *           }
  *   }
  */
 struct cn_proc_tracker;
@@ -915,8 +919,9 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
 /*
  * Apply one event: fork adds the child (comm and start from the event and
  * its parent), exec renames it (reading /proc/PID/comm at once), comm
- * renames, exit removes it; uid, gid, sid, ptrace and coredump change
- * nothing. An event with lost_before != 0 marks the tracker as needing a
+ * renames, exit removes it and gives its children (orphans now) their new
+ * parent, the child subreaper or init, read from /proc (the kernel sends no
+ * event for that); uid, gid, sid, ptrace and coredump change nothing. An event with lost_before != 0 marks the tracker as needing a
  * sync (it still applies the event), unless its timestamp_ns is before the
  * start of the last sync, which then repaired that loss already (an
  * overrun's gap shows on each CPU's next event, after the sync the overrun
@@ -950,6 +955,17 @@ CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
  * event with lost_before), else 0. */
 CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
 
+/*
+ * When to call cn_proc_tracker_sync, once the socket is drained: 0 now,
+ * > 0 in that many milliseconds (a poll timeout: ask again then, or when
+ * events arrive), -1 never (nothing was lost). A sync is due when no loss
+ * was told for 100 ms (the burst of overruns is over) or 1 s after the
+ * first loss since the last sync (losses that never stop), so a burst that
+ * overruns the socket again and again costs one /proc scan, not one per
+ * overrun. 0 for a tracker never synced; -1 for NULL.
+ */
+CN_EXPORT int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t);
+
 /* What a sync found changed while the tracker was blind. */
 enum cn_proc_change {
 	CN_PROC_APPEARED = 1, /* in /proc, not in the table: its fork was missed */
@@ -970,7 +986,8 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
  * cn_proc_tracker_event); it is not found or iterated. fn may be NULL. Events received
  * after the sync may predate it; applying them afterwards is still right
  * (an exit removes, a fork of a task already gone is removed by its exit
- * that follows). Best called once the socket is drained, not on every loss.
+ * that follows). Best called once the socket is drained and
+ * cn_proc_tracker_sync_due says 0, not on every loss.
  * Returns the number of changes reported (>= 0) or -errno (the table is
  * then unchanged, and needs_sync stays set).
  */

@@ -64,6 +64,24 @@ int cn__proc_read_comm(int proc_fd, pid_t pid, char comm[16])
 	return 0;
 }
 
+int cn__proc_read_ppid(int proc_fd, pid_t pid, pid_t *ppid)
+{
+	char path[32], buf[1024], *p;
+	ssize_t n;
+	int v;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	n = read_small(proc_fd, path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	/* "PID (COMM) S PPID ...": the comm may hold anything, up to the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %*c %d", &v) != 1)
+		return -EBADMSG;
+	*ppid = v;
+	return 0;
+}
+
 /* CLOCK_MONOTONIC - CLOCK_BOOTTIME in ns (<= 0: time spent suspended), to
  * turn /proc start times (boot-time based) into event timestamps. */
 static int64_t mono_minus_boot(void)

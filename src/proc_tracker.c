@@ -8,6 +8,15 @@
  * never allocates. Removal shifts the following entries back instead of
  * leaving tombstones, so probe sequences stay short however many tasks come
  * and go.
+ *
+ * The kernel sends no event when it gives orphans a new parent (the child
+ * subreaper, or init): when a process with children in the table exits,
+ * their parents are read again from /proc (their new one is set by then:
+ * do_exit reparents before it sends the exit event).
+ *
+ * After loss, a rescan is due once the losses stop for SYNC_QUIET_NS (or
+ * SYNC_BLIND_MAX_NS after the first): a reader that overruns again and again
+ * in one burst rescans once, after it, not once per overrun.
  */
 #include <fcntl.h>
 #include <time.h>
@@ -23,6 +32,30 @@
 /* A /proc start time (clock ticks) and a fork event's time differ by the
  * tick and the fork's own duration: within this, one task. */
 #define SAME_START_NS (50ull * 1000 * 1000)
+
+/* A rescan is due when no loss was told for this long (the burst is over), */
+#define SYNC_QUIET_NS	  (100ull * 1000 * 1000)
+/* ... or this long after the first loss, however long losses go on. */
+#define SYNC_BLIND_MAX_NS (1000ull * 1000 * 1000)
+
+static uint64_t mono_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now); /* the clock of timestamp_ns */
+	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+}
+
+/* Events were lost: the table needs a rescan, due when the losses stop. */
+static void note_loss(struct cn_proc_tracker *t)
+{
+	uint64_t now = mono_ns();
+
+	t->stale = 1;
+	if (!t->lost_first_ns)
+		t->lost_first_ns = now;
+	t->lost_last_ns = now;
+}
 
 static inline uint32_t hash_pid(const struct cn_proc_tracker *t, pid_t pid)
 {
@@ -168,6 +201,46 @@ static const struct cn_proc_entry *found(const struct cn_proc_slot *sl)
 	return &sl->e;
 }
 
+/* The parent's slot of a live process entry (threads count for none). */
+static struct cn_proc_slot *parent_of(const struct cn_proc_tracker *t,
+				      const struct cn_proc_slot *sl)
+{
+	if (sl->e.flags & (CN_PROC_ENTRY_THREAD | CN_PROC_ENTRY_VANISHED))
+		return NULL;
+	return lookup_live(t, sl->e.ppid);
+}
+
+/* Give the task in sl the parent ppid, keeping the parents' child counts. */
+static void set_parent(struct cn_proc_tracker *t, struct cn_proc_slot *sl, pid_t ppid)
+{
+	struct cn_proc_slot *p = parent_of(t, sl);
+
+	if (p && p->children)
+		p->children--;
+	sl->e.ppid = ppid;
+	p = parent_of(t, sl);
+	if (p)
+		p->children++;
+}
+
+/* Process `pid` exited: the tasks that named it as their parent have a new
+ * one (the subreaper or init: the kernel has set it by the time it sends
+ * the exit event), read from /proc. A task gone from /proc too keeps the
+ * old one; its own exit event is on its way. */
+static void reparent_children(struct cn_proc_tracker *t, pid_t pid)
+{
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		struct cn_proc_slot *sl = &t->slot[i];
+		pid_t ppid;
+
+		if (!sl->e.pid || sl->e.ppid != pid || (sl->e.flags & CN_PROC_ENTRY_VANISHED))
+			continue;
+		/* A thread's parent is its process's (the tgid's /proc). */
+		if (cn__proc_read_ppid(t->proc_fd, sl->e.tgid, &ppid) == 0 && ppid != pid)
+			set_parent(t, sl, ppid);
+	}
+}
+
 static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 						 const struct cn_proc_event *ev)
 {
@@ -191,12 +264,13 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	parent = lookup_live(t, thread ? ev->tgid : ev->parent_pid);
 	if (!parent && !thread)
 		parent = lookup_live(t, ev->parent_tgid);
+	set_parent(t, sl, 0); /* a reused pid's old parent counts it no more */
 	memset(&sl->e, 0, sizeof(sl->e));
 	sl->e.pid = ev->pid;
 	sl->e.tgid = ev->tgid;
-	/* For a thread the kernel names its process's parent already. */
-	sl->e.ppid = ev->parent_tgid;
 	sl->e.flags = CN_PROC_ENTRY_FORK | (thread ? CN_PROC_ENTRY_THREAD : 0);
+	/* For a thread the kernel names its process's parent already. */
+	set_parent(t, sl, ev->parent_tgid);
 	sl->e.start_ns = ev->timestamp_ns;
 	if (parent)
 		memcpy(sl->e.comm, parent->e.comm, sizeof(sl->e.comm));
@@ -245,7 +319,8 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 						 const struct cn_proc_event *ev)
 {
-	struct cn_proc_slot *sl = lookup(t, ev->pid);
+	struct cn_proc_slot *sl = lookup(t, ev->pid), *parent;
+	uint32_t children;
 
 	if (!sl)
 		return found(NULL);
@@ -255,7 +330,13 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 	/* The parent it had at the end (a thread's exit names none). */
 	if (ev->parent_tgid)
 		t->gone.ppid = ev->parent_tgid;
+	parent = parent_of(t, sl);
+	if (parent && parent->children)
+		parent->children--;
+	children = sl->children;
 	remove_slot(t, sl);
+	if (children && ev->pid == ev->tgid)
+		reparent_children(t, ev->pid);
 	return &t->gone;
 }
 
@@ -275,7 +356,7 @@ const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 	 * the gap shows up only when the CPU's next event is read. Another
 	 * rescan for the same loss would find nothing new. */
 	if (ev->lost_before && ev->timestamp_ns >= t->synced_ns)
-		t->stale = 1;
+		note_loss(t);
 	switch (ev->what) {
 	case CN_PROC_FORK:
 		return on_fork_event(t, ev);
@@ -323,12 +404,48 @@ const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t
 void cn_proc_tracker_lost(struct cn_proc_tracker *t)
 {
 	if (t)
-		t->stale = 1;
+		note_loss(t);
 }
 
 int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t)
 {
 	return t && t->stale;
+}
+
+int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t)
+{
+	uint64_t now, due;
+
+	if (!t || !t->stale)
+		return -1;
+	/* Stale with no loss told: nothing synced yet (a new tracker). */
+	if (!t->lost_first_ns)
+		return 0;
+	due = t->lost_last_ns + SYNC_QUIET_NS;
+	if (t->lost_first_ns + SYNC_BLIND_MAX_NS < due)
+		due = t->lost_first_ns + SYNC_BLIND_MAX_NS;
+	now = mono_ns();
+	if (now >= due)
+		return 0;
+	return (int)((due - now + 999999) / 1000000);
+}
+
+/* Count again every entry's children (after a sync changed parents). */
+static void count_children(struct cn_proc_tracker *t)
+{
+	uint32_t i;
+
+	for (i = 0; i <= t->mask; i++)
+		t->slot[i].children = 0;
+	for (i = 0; i <= t->mask; i++) {
+		struct cn_proc_slot *p;
+
+		if (!t->slot[i].e.pid)
+			continue;
+		p = parent_of(t, &t->slot[i]);
+		if (p)
+			p->children++;
+	}
 }
 
 struct sync_ctx {
@@ -400,7 +517,7 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 		return 0;
 	}
 	if (sl) {
-		sl->e.ppid = task->ppid; /* reparented while blind */
+		sl->e.ppid = task->ppid; /* reparented while blind (counted after the scan) */
 		if (strncmp(sl->e.comm, task->comm, sizeof(sl->e.comm)) != 0) {
 			memcpy(sl->e.comm, task->comm, sizeof(sl->e.comm));
 			sl->e.flags &= ~CN_PROC_ENTRY_STALE_COMM;
@@ -419,7 +536,7 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg)
 {
 	struct sync_ctx c = { .t = t, .fn = fn, .arg = arg };
-	struct timespec now;
+	uint64_t start;
 	uint32_t i;
 	int r;
 
@@ -427,12 +544,14 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 		return cn_fail(EINVAL);
 	c.report_appeared = t->st.syncs > 0;
 	t->gen++;
-	clock_gettime(CLOCK_MONOTONIC, &now); /* the clock of timestamp_ns */
+	start = mono_ns();
 	r = cn__proc_scan(t->proc_fd, !!(t->flags & CN_PROC_TRACKER_NO_THREADS), sync_task, &c);
 	if (r < 0) {
 		/* Unseen entries keep their old generation; the next
-		 * complete sync judges them. */
-		t->stale = 1;
+		 * complete sync judges them. Due again once a quiet
+		 * period has passed, not at once. */
+		note_loss(t);
+		count_children(t);
 		return cn_fail(-r);
 	}
 	/* Entries /proc no longer shows. Removal may shift a later entry
@@ -455,8 +574,10 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 		}
 		i++;
 	}
+	count_children(t);
 	t->stale = 0;
-	t->synced_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	t->lost_first_ns = t->lost_last_ns = 0;
+	t->synced_ns = start;
 	t->st.syncs++;
 	return c.changes;
 }

@@ -6,12 +6,15 @@
 
 #include "internal.h"
 
-/* One table slot: the public entry and the sync generation that last saw
- * it in /proc. pid 0 marks a free slot (no task has pid 0 in /proc or in
- * an event's subject). */
+/* One table slot: the public entry, the sync generation that last saw it
+ * in /proc, and how many live processes in the table name it as their
+ * parent (so that its exit looks for children to reparent only when it has
+ * some). pid 0 marks a free slot (no task has pid 0 in /proc or in an
+ * event's subject). */
 struct cn_proc_slot {
 	struct cn_proc_entry e;
 	uint32_t gen;
+	uint32_t children;
 };
 
 struct cn_proc_tracker {
@@ -23,6 +26,9 @@ struct cn_proc_tracker {
 	uint32_t flags;		   /* CN_PROC_TRACKER_* */
 	uint32_t gen;		   /* current sync generation */
 	int stale;		   /* events were lost since the last sync */
+	uint64_t lost_first_ns;	   /* CLOCK_MONOTONIC when the first loss since the
+				      last sync was told (0: none) */
+	uint64_t lost_last_ns;	   /* ... and the last one */
 	uint64_t synced_ns;	   /* CLOCK_MONOTONIC when the last complete sync
 				      began (0: none): a gap of events before it
 				      is one that sync repaired */
@@ -41,6 +47,8 @@ struct cn_proc_task {
 /* proc_scan.c */
 /* Read task `pid`'s comm into comm[16] (dirfd: the procfs root). 0 or -errno. */
 int cn__proc_read_comm(int proc_fd, pid_t pid, char comm[16]);
+/* Read task `pid`'s parent process id (PPid) into *ppid. 0 or -errno. */
+int cn__proc_read_ppid(int proc_fd, pid_t pid, pid_t *ppid);
 /* Call fn for every task in procfs (threads too unless no_threads); stops
  * when fn returns < 0 and returns that. 0 or -errno. */
 int cn__proc_scan(int proc_fd, int no_threads, int (*fn)(const struct cn_proc_task *, void *),

@@ -11,6 +11,10 @@
  * storm reaped, the others blocked). There the tracker's table (entries
  * whose parent is this process) must equal /proc's (tasks whose parent is
  * this process): the same pids, each with /proc's name.
+ *
+ * Reparenting (the kernel sends no event for it): a child orphaned by its
+ * parent's exit, with and without a child subreaper above it, has the
+ * parent /proc shows once that exit was applied.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <dirent.h>
@@ -23,6 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -255,10 +261,145 @@ static void test_table_equals_proc_after_overrun(void **state)
 	cn_close(s);
 }
 
+/* The parent (PPid) /proc shows for pid. */
+static pid_t proc_ppid(pid_t pid)
+{
+	char path[64], buf[512], *close;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	close = strrchr(buf, ')');
+	assert_non_null(close);
+	assert_int_equal(sscanf(close + 2, "%*c %d", &ppid), 1);
+	return ppid;
+}
+
+/* Apply events to t until the exit of process pid was applied. */
+static void apply_until_exit(struct cn_sock *s, struct cn_proc_tracker *t, pid_t pid)
+{
+	struct pollfd pfd = { .fd = cn_fd(s), .events = POLLIN };
+	int waited = 0;
+
+	while (waited < WAIT_MS) {
+		struct cn_proc_event ev;
+		int r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT);
+
+		if (r == -EAGAIN) {
+			poll(&pfd, 1, 50);
+			waited += 50;
+			continue;
+		}
+		if (r == -ENOBUFS) {
+			cn_proc_tracker_lost(t);
+			continue;
+		}
+		assert_int_equal(r, 0);
+		cn_proc_tracker_event(t, &ev);
+		if (ev.what == CN_PROC_EXIT && ev.pid == pid)
+			return;
+	}
+	fail_msg("no exit event of %d within %d ms", (int)pid, WAIT_MS);
+}
+
+/* The orphan a test made: killed by the test's teardown, whatever the test's
+ * assertions said (a failed one ends the test early). */
+static pid_t orphan_pid;
+
+static int kill_orphan(void **state)
+{
+	(void)state;
+	if (orphan_pid > 0)
+		kill(orphan_pid, SIGKILL);
+	orphan_pid = 0;
+	while (waitpid(-1, NULL, WNOHANG) > 0) /* this process's, under its subreaper */
+		;
+	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
+	return 0;
+}
+
+/* Fork a child that forks a blocked grandchild and exits; the child is
+ * reaped. Returns the grandchild (an orphan now); *child: the child. */
+static pid_t make_orphan(pid_t *child)
+{
+	int fd[2];
+	pid_t c = 0;
+
+	assert_int_equal(pipe2(fd, O_CLOEXEC), 0);
+	*child = fork();
+	assert_true(*child >= 0);
+	if (*child == 0) {
+		pid_t g = fork();
+
+		if (g == 0) {
+			for (;;)
+				pause();
+		}
+		_exit(write(fd[1], &g, sizeof(g)) == sizeof(g) ? 0 : 1);
+	}
+	close(fd[1]);
+	assert_int_equal(read(fd[0], &c, sizeof(c)), sizeof(c));
+	close(fd[0]);
+	orphan_pid = c;
+	assert_int_equal(host_reap(*child), 0);
+	return c;
+}
+
+/* An orphan's parent in the table, once its parent's exit was applied, is
+ * the one /proc shows; returns it. */
+static pid_t orphan_parent(void)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_tracker *t = cn_proc_tracker_new(NULL);
+	const struct cn_proc_entry *e;
+	pid_t child, orphan, ppid;
+
+	assert_non_null(t);
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	orphan = make_orphan(&child);
+	apply_until_exit(s, t, child);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 0); /* repaired by no rescan */
+	e = cn_proc_tracker_find(t, orphan);
+	assert_non_null(e);
+	assert_true(e->flags & CN_PROC_ENTRY_FORK); /* known from its fork, by child */
+	ppid = proc_ppid(orphan);
+	printf("# orphan %d of %d: /proc's parent %d, the table's %d\n", (int)orphan, (int)child,
+	       (int)ppid, (int)e->ppid);
+	assert_int_not_equal(ppid, child);
+	assert_int_equal(e->ppid, ppid);
+	cn_proc_tracker_free(t);
+	cn_close(s);
+	return ppid;
+}
+
+static void test_orphan_gets_init_or_subreaper(void **state)
+{
+	(void)state;
+	orphan_parent(); /* whoever /proc says: init, or a subreaper above this test */
+}
+
+static void test_orphan_gets_this_subreaper(void **state)
+{
+	pid_t ppid;
+
+	(void)state;
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	ppid = orphan_parent();
+	assert_int_equal(ppid, getpid());
+	kill_orphan(state); /* this process's child now: killed and reaped */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_equals_proc_after_overrun),
+		cmocka_unit_test_teardown(test_orphan_gets_init_or_subreaper, kill_orphan),
+		cmocka_unit_test_teardown(test_orphan_gets_this_subreaper, kill_orphan),
 	};
 
 	host_require_proc_connector();

@@ -64,6 +64,12 @@ has "cnctl " proc send listen request notify kmod --version
 expect "cnctl listen --ti" --timeout
 expect "cnctl proc --tim" --time --timeout
 expect "cnctl proc --events fork,ex" fork,exec fork,exit
+expect "cnctl proc --events cl" clone
+# --user is an option of its own, completed with user names; --pid with
+# the pids of /proc.
+expect "cnctl proc --us" --user
+has "cnctl proc --user ro" root
+has "cnctl proc --pid " 1 $$
 expect "cnctl proc --events exec,nonz" exec,nonzero_exit
 expect "cnctl proc --time " clock iso mono
 expect "cnctl request --match " ack-only strict

@@ -459,9 +459,88 @@ static void test_gap_of_a_synced_overrun_needs_no_rescan(void **state)
 	cn_proc_tracker_free(t);
 }
 
+/* A parent's exit gives its children (and their threads) the parent /proc
+ * shows then: the kernel sends no event for reparenting. */
+static void test_reparent_on_parent_exit(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+
+	(void)state;
+	fake_task(50, 50, 1, "reaper", 700);
+	fake_task(300, 300, 50, "parent", 800);
+	fake_task(301, 301, 300, "child", 900);
+	fake_task(301, 302, 300, "child-thread", 910);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_fork(300, 300, 303, 303, mono_ns());
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(cn_proc_tracker_find(t, 303)->ppid, 300);
+
+	/* The parent exits; the kernel has made the subreaper (50) their
+	 * parent by the time it sends the exit event. */
+	rm_task(300);
+	fake_task(301, 301, 50, "child", 900);
+	fake_task(301, 302, 50, "child-thread", 910);
+	fake_task(303, 303, 50, "parent", 1000);
+	ev = ev_simple(CN_PROC_EXIT, 300, 300, mono_ns());
+	ev.parent_pid = ev.parent_tgid = 50;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 300);
+	for (pid_t pid = 301; pid <= 303; pid++) {
+		e = cn_proc_tracker_find(t, pid);
+		assert_non_null(e);
+		assert_int_equal(e->ppid, 50);
+	}
+	/* Their new parent's exit: to init, as /proc says. */
+	rm_task(50);
+	fake_task(301, 301, 1, "child", 900);
+	fake_task(301, 302, 1, "child-thread", 910);
+	fake_task(303, 303, 1, "parent", 1000);
+	ev = ev_simple(CN_PROC_EXIT, 50, 50, mono_ns());
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	for (pid_t pid = 301; pid <= 303; pid++)
+		assert_int_equal(cn_proc_tracker_find(t, pid)->ppid, 1);
+	/* A thread's exit reparents nothing (its process lives on). */
+	fake_task(301, 301, 100, "child", 900);
+	ev = ev_simple(CN_PROC_EXIT, 302, 301, mono_ns());
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(cn_proc_tracker_find(t, 301)->ppid, 1);
+	cn_proc_tracker_free(t);
+}
+
+/* When a rescan is due: at once for a tracker never synced, never when
+ * nothing was lost, and after a loss once the losses stop (within 100 ms)
+ * however many come: a burst of overruns asks for one rescan. */
+static void test_sync_due(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	int due;
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync_due(NULL), -1);
+	assert_int_equal(cn_proc_tracker_sync_due(t), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_sync_due(t), -1);
+	for (int i = 0; i < 50; i++)
+		cn_proc_tracker_lost(t);
+	due = cn_proc_tracker_sync_due(t);
+	assert_true(due >= 0 && due <= 100);
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	while ((due = cn_proc_tracker_sync_due(t)) > 0)
+		usleep((useconds_t)due * 1000);
+	assert_int_equal(due, 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_sync_due(t), -1);
+	cn_proc_tracker_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_reparent_on_parent_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_and_comm, setup, teardown),

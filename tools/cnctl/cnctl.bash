@@ -45,7 +45,7 @@ _cnctl()
 	--events | -e)
 		# A comma-separated list: complete its last item.
 		local head=${cur%"${cur##*,}"}
-		mapfile -t COMPREPLY < <(compgen -P "$head" -W "fork exec uid gid sid ptrace comm coredump exit nonzero_exit all" -- "${cur##*,}")
+		mapfile -t COMPREPLY < <(compgen -P "$head" -W "fork clone exec uid gid sid ptrace comm coredump exit nonzero_exit all" -- "${cur##*,}")
 		compopt -o nospace 2>/dev/null # outside a completion (a test): no-op
 		return
 		;;
@@ -68,6 +68,15 @@ _cnctl()
 		;;
 	--file | -f)
 		_filedir
+		return
+		;;
+	--user)
+		mapfile -t COMPREPLY < <(compgen -u -- "$cur")
+		return
+		;;
+	--pid | -p)
+		# The processes running now, from /proc (no ps needed).
+		[[ $cmd == proc ]] && mapfile -t COMPREPLY < <(compgen -W "$(cd /proc && printf '%s\n' [1-9]*)" -- "$cur")
 		return
 		;;
 	esac

@@ -83,9 +83,9 @@ int cnctl_finish_output(void);
  * always valid JSON (and safe on a terminal). */
 void json_string(FILE *f, const char *s, size_t n);
 
-/* ---- options.c: the one table of every subcommand's options ---- */
+/* ---- option_table.c: the one table of every subcommand's options ---- */
 
-/* The subcommands, for options.c's table (which takes which option). */
+/* The subcommands, for option_table.c's table (which takes which option). */
 enum cnctl_cmd_id {
 	CNCTL_CMD_PROC,
 	CNCTL_CMD_SEND,
@@ -100,7 +100,7 @@ enum cnctl_cmd_id {
 /* getopt_long's value for options without a short letter (above any char). */
 #define CNCTL_OPT_VERSION 0x100
 
-/* One subcommand's getopt_long tables, derived from options.c's table. */
+/* One subcommand's getopt_long tables, derived from option_table.c's table. */
 struct cnctl_getopt {
 	char shortopts[2 * CNCTL_MAX_OPTIONS + 2];
 	struct option longopts[CNCTL_MAX_OPTIONS + 1];
@@ -114,7 +114,7 @@ void cnctl_getopt_init(struct cnctl_getopt *g, enum cnctl_cmd_id cmd);
  * '?' (unknown option) or -1 at the end of the options. */
 int cnctl_getopt(struct cnctl_getopt *g, int argc, char **argv);
 
-/* ---- opts.c: the options several subcommands share ---- */
+/* ---- common_opts.c: the options several subcommands share ---- */
 
 /* --unit/-u, --kmod/-k, --json/-j, --quiet/-q, --count/-n, --timeout/-t,
  * --rcvbuf/-r, --help/-h and --version mean the same (and fail with the same message)
@@ -215,7 +215,7 @@ int cnctl_kmod_err(int r);
 void cnctl_print_message(FILE *f, const struct cn_message *m, int json, int force_hex,
 			 const char *extra);
 
-/* ---- recv.c: receiving until stopped (proc, listen, request, notify) ---- */
+/* ---- receive_loop.c: receiving until stopped (proc, listen, request, notify) ---- */
 
 /* SIGINT/SIGTERM set cnctl_stop (no SA_RESTART); SIGPIPE is ignored, so a
  * closed pipe shows as EPIPE. Returns 0, or CNCTL_EXIT_ERROR after a

@@ -57,9 +57,8 @@ static void notify_usage(FILE *f)
 		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout),\n"
 		"1 runtime error (also: kmod refused the request as malformed, because its\n"
 		"table is full or the same request exists), 2 usage error, 3 permission\n"
-		"denied (kmod answered EPERM: no CAP_NET_ADMIN),\n"
-		"4 kmod not loaded or no such netlink unit, 5 --timeout ran out before\n"
-		"--count notifications.\n");
+		"denied (kmod answered EPERM: no CAP_NET_ADMIN), 4 kmod not loaded or no\n"
+		"such netlink unit, 5 --timeout ran out before --count notifications.\n");
 }
 /* clang-format on */
 

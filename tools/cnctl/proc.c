@@ -3,26 +3,29 @@
  * proc.c - `cnctl proc`: live process events from the kernel's proc
  * connector, one line each, as an aligned table or as JSON lines.
  *
- * The hot path reads batches of datagrams (cn_recv_batch, recvmmsg inside)
- * without waiting, decodes them with cn_proc_handle and prints into a large
- * stdout buffer; only when nothing more is pending does it flush and sleep in
- * ppoll. Every event goes through libcn's process tracker (names, parents,
- * lifetimes); after loss, once the socket is drained, the tracker rescans
- * /proc. Loss is never silent: socket overruns and per-CPU sequence gaps are
- * reported on stderr at most once a second and summed up at exit.
- * Line output is in proc_line.c, statistics and loss reports in proc_stats.c.
+ * The hot path reads batches of events (cn_proc_recv_batch: recvmmsg, each
+ * event decoded where it was read), blocking until the next event comes, and
+ * prints into a large stdout buffer, written when due: there is no nap
+ * between reads, so a short-lived process is still in /proc when its exec
+ * is read. Every
+ * event goes through libcn's process tracker (names, parents, lifetimes);
+ * after loss, once the socket is drained and the tracker says a rescan is
+ * due, it rescans /proc. Loss is never silent: socket overruns and per-CPU
+ * sequence gaps are reported on stderr at most once a second and summed up
+ * at exit. Line output is in proc_line.c, statistics and loss reports in
+ * proc_stats.c, each process's command line and user in proc_info.c, the
+ * filters in proc_filter.c.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,13 +34,10 @@
 #include "common.h"
 #include "proc.h"
 
-#define PROC_BATCH	       64	  /* messages (and datagrams) per receive call */
+#define PROC_BATCH	       64	  /* events (and datagrams) per receive call */
 #define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
-#define PROC_COALESCE_MAX_US   50000	  /* the longest nap between reads (not on a terminal) */
-#define PROC_COALESCE_MIN_RATE 1000	  /* events per second below which no nap is taken */
-#define PROC_EVENT_TRUESIZE    1024	  /* receive buffer bytes an event takes, rounded up */
 
 /* What the tracker needs to know every task's name and start. */
 #define PROC_TRACK_MASK (CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_EXIT | CN_PROC_COMM)
@@ -48,7 +48,7 @@ static void proc_usage(FILE *f)
 	fprintf(f,
 		"Usage: cnctl proc [--json] [--events LIST] [--stats] [--count N]\n"
 		"                  [--pid PID [--tree]] [--pgrp PGID] [--uid UID|--user NAME]\n"
-		"                  [--comm GLOB] [--no-threads] [--extra] [--prompt]\n"
+		"                  [--comm GLOB] [--no-threads] [--extra]\n"
 		"                  [--timeout DURATION] [--time clock|iso|mono]\n"
 		"                  [--color auto|always|never] [--rcvbuf BYTES] [--quiet]\n"
 		"\n"
@@ -59,15 +59,15 @@ static void proc_usage(FILE *f)
 		"\n"
 		"EVENT is clone for a new thread (fork for a new process). PROCESS is the\n"
 		"process's command line (read from /proc at its exec, or when cnctl\n"
-		"started; a child shows its parent's until it execs), else its name; for\n"
-		"an exec whose process was gone before it could be read, the name in\n"
-		"brackets ([name?]: gone before its new name was known either); for comm,\n"
-		"old -> new name. On a terminal a line ends at its edge (the width is\n"
-		"read again when the terminal is resized). [?]: a task whose\n"
-		"start was not seen since cnctl started (events lost). LIFETIME, on exit\n"
+		"started; a child shows its parent's until it execs; one longer than 4096\n"
+		"bytes ends in [argv cut at 4096 bytes]), else its name. An exec whose\n"
+		"process was gone before it could be read shows its name in brackets\n"
+		"([name?]: gone before its new name was known either); [?] is a task\n"
+		"whose start was not seen (events lost). A comm line shows old -> new\n"
+		"name. On a terminal a line ends at its edge (read again when the\n"
+		"terminal is resized) and non-zero exits are red. LIFETIME, on exit\n"
 		"lines: from fork to exit; '>' from exec (the fork was not seen), '~' from\n"
 		"the start time in /proc (the task was running when cnctl started).\n"
-		"Non-zero exits are red on a terminal.\n"
 		"\n"
 		"Options:\n"
 		"  -j, --json           one JSON object per line on stdout, for everything:\n"
@@ -82,24 +82,24 @@ static void proc_usage(FILE *f)
 		"                       names core and ptrce too. Filtered in the kernel\n"
 		"                       where it can (Linux >= 6.6); fork, exec, exit and\n"
 		"                       comm are still received, for names and lifetimes\n"
-		"  -p, --pid PID        only events of process PID (and the forks it makes)\n"
+		"  -p, --pid PID        only events of process PID (and the forks it\n"
+		"                       makes); cnctl ends (status 0, with its summary)\n"
+		"                       when PID has exited\n"
 		"  -P, --tree           with --pid: PID and all its descendants, followed as\n"
-		"                       they fork (running ones found at start)\n"
+		"                       they fork (running ones found at start); cnctl ends\n"
+		"                       when they have all exited\n"
 		"  -g, --pgrp PGID      only processes of process group PGID (as of their\n"
 		"                       fork or last exec: setpgid sends no event)\n"
-		"  -U, --uid UID, --user NAME\n"
-		"                       only processes of this effective user\n"
+		"  -U, --uid UID        only processes of this effective user\n"
+		"      --user NAME      the same, by user name (or uid)\n"
 		"  -C, --comm GLOB      only processes whose name (comm) matches GLOB\n"
 		"                       (fnmatch; a rename matches by either name)\n"
 		"  -H, --no-threads     no thread events (clone, a thread's exit, rename...)\n"
 		"      --threads        thread events shown (the default)\n"
 		"  -x, --extra          a USER column (the effective user; JSON: uid, user)\n"
-		"  -L, --prompt         off a terminal too, read each event as it comes: the\n"
-		"                       command lines of processes that live less than\n"
-		"                       50 ms are caught, at several times the CPU time in\n"
-		"                       a storm (default off a terminal: reads in naps)\n"
-		"  -S, --stats          at exit, a table per command: forks, clones, execs,\n"
-		"                       exits, failed (non-zero) exits and exits lost\n"
+		"  -S, --stats          at exit, a table per command of the events the\n"
+		"                       filters let through: forks, clones, execs, exits,\n"
+		"                       failed (non-zero) exits and exits lost\n"
 		"  -n, --count N        exit after printing N events (1 to 2^64-1)\n"
 		"  -D, -t, --timeout DURATION\n"
 		"                       exit after DURATION (500ms, 5s, 2m, 1h, 1d; a bare\n"
@@ -112,6 +112,8 @@ static void proc_usage(FILE *f)
 		"                       set or TERM is dumb), always or never\n"
 		"  -r, --rcvbuf BYTES   socket receive buffer (suffix K, M, G allowed); a\n"
 		"                       larger buffer rides out bursts (forced as root)\n"
+		"  -L, --prompt         read each event as it comes (what cnctl always does;\n"
+		"                       kept for the scripts that give it)\n"
 		"  -q, --quiet          no 'listening' line, loss reports or summary (--json:\n"
 		"                       no start and summary objects; loss is always told)\n"
 		"  -h, --help           this help\n"
@@ -120,17 +122,19 @@ static void proc_usage(FILE *f)
 		"Lost events are reported on stderr (--json: stdout) at most once a\n"
 		"second with exact totals. After a loss cnctl rescans /proc, so names\n"
 		"stay right, and counts the exits it missed. At exit (--count,\n"
-		"--timeout, SIGINT, SIGTERM) a summary gives events printed, events lost\n"
-		"(per-CPU sequence gaps; 'gaps not tracked: kernel filter' when the\n"
-		"kernel filters, since its filtered\n"		"events leave gaps too) and receive buffer overruns.\n"
+		"--timeout, the end of --pid, SIGINT, SIGTERM) a summary gives events\n"
+		"printed, events lost (per-CPU sequence gaps; 'gaps not tracked: kernel\n"
+		"filter' when the kernel filters, whose filtered events leave gaps too)\n"
+		"and receive buffer overruns.\n"
 		"\n"
 		"Whether a user without privileges may listen is the kernel's choice:\n"
 		"Linux 6.6 and later allow it, older kernels (and some builds) ask\n"
 		"CAP_NET_ADMIN (cnctl(1) gives a setcap recipe).\n"
 		"\n"
-		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count or --timeout), 1\n"
-		"runtime error, 2 usage error, 3 permission denied (the kernel asks\n"
-		"CAP_NET_ADMIN), 4 no proc connector.\n");
+		"Exit status: 0 ok (also after SIGINT/SIGTERM, --count, --timeout or the\n"
+		"end of --pid), 1 runtime error, 2 usage error (also --pid of no process),\n"
+		"3 permission denied (the kernel asks CAP_NET_ADMIN), 4 no proc\n"
+		"connector.\n");
 }
 /* clang-format on */
 
@@ -147,10 +151,29 @@ static int color_wanted(const char *when)
 	return isatty(STDOUT_FILENO) && !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0;
 }
 
+/* The process (Tgid in /proc/ID/status) of task id; 0 when unknown. */
+static pid_t thread_group(pid_t id)
+{
+	char path[48], line[128];
+	pid_t tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)id);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
 static int parse_opts(int argc, char **argv, struct proc_opts *o)
 {
 	struct cnctl_getopt g;
 	const char *color = "auto";
+	pid_t tgid;
 	int c, r;
 
 	cnctl_getopt_init(&g, CNCTL_CMD_PROC);
@@ -205,6 +228,9 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 			o->uid_set = 1;
 			break;
 		case 'C':
+			if (!optarg[0])
+				return cnctl_usage_err("proc", "invalid --comm value '': an empty "
+							       "pattern matches no process");
 			o->comm = optarg;
 			break;
 		case 'H':
@@ -258,6 +284,16 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 		return cnctl_usage_err("proc", "unexpected argument '%s'", argv[optind]);
 	if (o->tree && !o->pid)
 		return cnctl_usage_err("proc", "--tree needs --pid PID (whose tree)");
+	/* kill(pid, 0) finds a process (EPERM: one of another user) without
+	 * touching it; a thread's id finds its process too, but events name
+	 * processes by their own id. */
+	if (o->pid && kill(o->pid, 0) < 0 && errno == ESRCH)
+		return cnctl_usage_err("proc", "invalid --pid value '%d': no such process",
+				       (int)o->pid);
+	if (o->pid && (tgid = thread_group(o->pid)) > 0 && tgid != o->pid)
+		return cnctl_usage_err("proc",
+				       "invalid --pid value '%d': a thread of process %d (give %d)",
+				       (int)o->pid, (int)tgid, (int)tgid);
 	o->need_uid = o->user_column || o->uid_set;
 	o->color = !o->common.json && color_wanted(color) > 0;
 	return 0;
@@ -280,105 +316,72 @@ static int flush_out(void)
 	}
 }
 
-static int64_t realtime_offset(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
-}
-
 static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change, void *arg)
 {
 	struct proc_state *st = arg;
 
 	if (change == CN_PROC_VANISHED) {
-		st->vanished++;
-		proc_stats_vanished(st, e);
-		if (e->pid == e->tgid)
-			proc_info_vanished(st, e->tgid);
+		proc_stats_vanished(st, e, proc_exit_wanted(st, e, proc_info_find(st, e->tgid)));
+		proc_info_vanished(st, e);
 	} else {
-		st->appeared++;
+		proc_stats_appeared(st);
 		proc_info_appeared(st, e);
 	}
 }
 
-/* Make the tracker right again after loss (called once the socket is
- * drained, so a storm costs one rescan per pause, not one per overrun). */
+/* Make the tracker right again after loss: called once the socket is
+ * drained and the tracker says a rescan is due (cn_proc_tracker_sync_due:
+ * one per burst of losses, not one per overrun). */
 static void resync(struct proc_state *st)
 {
-	uint64_t app = st->appeared, van = st->vanished;
-
 	/* Found gone by the last resync and no exit since: gone for good. */
 	proc_info_drop_vanished(st);
 	if (cn_proc_tracker_sync(st->t, on_change, st) < 0)
 		return; /* kept as needing a sync: tried again next time */
-	st->resyncs++;
-	if (!st->o->common.quiet && st->resyncs <= 3)
-		proc_message(st, "resync",
-			     "resynchronized with /proc after lost events: %llu tasks appeared, "
-			     "%llu vanished unseen%s",
-			     (unsigned long long)(st->appeared - app),
-			     (unsigned long long)(st->vanished - van),
-			     st->resyncs == 3 ? " (further resyncs: in the summary)" : "");
+	proc_loss_resynced(st);
 }
 
-/* Handle one batch of messages. Returns 1 when --count is reached, else 0. */
-static int handle_batch(const struct cn_message *msgs, int n, struct proc_state *st)
+/* Handle one event. Returns 1 when cnctl is done (--count reached, or
+ * every process --pid follows has exited), else 0. */
+static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 {
 	const struct proc_opts *o = st->o;
-	struct cn_proc_event ev;
+	const struct cn_proc_entry *e, *pe = NULL;
+	const char *old = NULL;
+	struct proc_info *p;
+	char old_comm[16];
+	int wanted;
 
-	for (int i = 0; i < n; i++) {
-		const struct cn_proc_entry *e, *pe = NULL;
-		struct proc_info *p;
-		char old_comm[16];
-		int r;
-
-		/* cn_proc_handle leaves ev untouched for messages of other ids. */
-		ev.lost_before = 0;
-		r = cn_proc_handle(st->s, &msgs[i], &ev);
-		if (r < 0) {
-			proc_message(st, "error", "malformed proc event skipped: %s", strerror(-r));
-			continue;
-		}
-		if (ev.lost_before) {
-			st->gaps += ev.lost_before;
-			st->unreported_gaps += ev.lost_before;
-		}
-		if (r == 0) {
-			/* An event the tracker is not given: its gap is told
-			 * here. A wanted event's gap the tracker judges itself
-			 * (cn_proc_tracker_event): one an overrun's sync has
-			 * repaired already asks for no second rescan. */
-			if (ev.lost_before)
-				cn_proc_tracker_lost(st->t);
-			continue;
-		}
-		if (ev.what == CN_PROC_COMM) {
-			/* The old name, before the tracker takes the new one. */
-			e = cn_proc_tracker_find(st->t, ev.pid);
-			snprintf(old_comm, sizeof(old_comm), "%s", e ? e->comm : "");
-		}
-		e = cn_proc_tracker_event(st->t, &ev);
-		if (ev.what == CN_PROC_FORK)
-			pe = cn_proc_tracker_find(st->t,
-						  ev.pid != ev.tgid ? ev.tgid : ev.parent_pid);
-		p = proc_info_event(st, &ev);
-		proc_stats_event(st, &ev, e);
-		if (proc_wanted(st, &ev, e, p, ev.what == CN_PROC_COMM ? old_comm : NULL)) {
-			proc_print_event(stdout, st, &ev, e, pe, p,
-					 ev.what == CN_PROC_COMM ? old_comm : NULL);
-			st->printed++;
-		}
-		/* A process's exit: its entry goes (a thread's: not yet). */
-		if (ev.what == CN_PROC_EXIT && ev.pid == ev.tgid)
-			proc_info_remove(st, ev.tgid);
-		if (o->common.count && st->printed >= o->common.count)
+	if (ev->lost_before)
+		proc_loss_gap(st, ev->lost_before);
+	if (ev->what == CN_PROC_COMM) {
+		/* The old name, before the tracker takes the new one. */
+		e = cn_proc_tracker_find(st->t, ev->pid);
+		snprintf(old_comm, sizeof(old_comm), "%s", e ? e->comm : "");
+		old = old_comm;
+	}
+	/* First what must be read while the process lives: an exec's
+	 * command line (a short-lived one may be gone a millisecond later). */
+	p = proc_info_event(st, ev);
+	/* The tracker judges a gap itself: one an overrun's resync has
+	 * repaired already asks for no second rescan. */
+	e = cn_proc_tracker_event(st->t, ev);
+	if (ev->what == CN_PROC_FORK)
+		pe = cn_proc_tracker_find(st->t, ev->pid != ev->tgid ? ev->tgid : ev->parent_pid);
+	wanted = proc_wanted(st, ev, e, p, old);
+	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_VANISHED))
+		proc_stats_unvanished(st, e, wanted);
+	if (wanted) {
+		proc_print_event(stdout, st, ev, e, pe, p, old);
+		proc_stats_event(st, ev, e);
+		st->printed++;
+	}
+	if (ev->what == CN_PROC_EXIT) {
+		proc_info_exited(st, ev);
+		if (o->pid && !proc_info_followed(st))
 			return 1;
 	}
-	return 0;
+	return o->common.count && st->printed >= o->common.count;
 }
 
 /* Milliseconds on a cheap monotonic clock (vDSO, no system call). */
@@ -407,149 +410,113 @@ static void on_winch(int sig)
 	winch = 1;
 }
 
-/* The room for the PROCESS column: the terminal's width, read again after
- * a SIGWINCH (a resized terminal). */
-static void read_width(struct proc_state *st)
+/* The longest a read waits while nothing is due (a stop signal ends it
+ * sooner: no SA_RESTART). */
+#define PROC_IDLE_WAIT_MS 1000
+
+/* Make a blocking read of st's socket wait at most ms (SO_RCVTIMEO: the
+ * read returns -EAGAIN then). *cur: the timeout set now, to set it only
+ * when it changes. 0, or -errno. */
+static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
 {
-	struct winsize ws;
+	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 
-	winch = 0;
-	st->width = 0;
-	if (!st->o->common.json && isatty(STDOUT_FILENO) &&
-	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-		st->width = proc_line_width(st->o, ws.ws_col);
-}
-
-/* Wait until the socket is readable, at most timeout_ms (< 0: a second).
- * A plain poll, no signal mask juggling (three system calls less per
- * wakeup): a SIGINT or SIGTERM landing between the caller's check of
- * cnctl_stop and the poll is seen when the poll ends, within a second. */
-static int wait_events(int fd, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	if (timeout_ms < 0 || timeout_ms > 1000)
-		timeout_ms = 1000;
-	if (cnctl_stop)
+	if (ms == *cur)
 		return 0;
-	if (poll(&pfd, 1, timeout_ms) < 0 && errno != EINTR)
+	if (setsockopt(cn_fd(st->s), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		return -errno;
+	*cur = ms;
 	return 0;
 }
 
-static int64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* How long to nap before the next read so that it finds more than one
- * event: a wakeup costs more than an event (two context switches in a
- * VM), so waking once per event is what made a trickle expensive. The nap
- * lets at most a quarter of the receive buffer fill at the rate of the
- * last read (n events in dt_us), and never exceeds PROC_COALESCE_MAX_US:
- * a burst four times faster than that can still overrun, and is then
- * counted and reported like any overrun. Below PROC_COALESCE_MIN_RATE
- * there is no nap: wakeups are few anyway, and a process that lives
- * shorter than a nap would show as [name?] (its /proc entry gone). */
-static int64_t coalesce_us(const struct proc_state *st, int n, int64_t dt_us)
-{
-	int64_t room = st->rcvbuf_bytes / 4 / PROC_EVENT_TRUESIZE; /* events */
-
-	if (n <= 0 || dt_us <= 0 || room <= 0)
-		return 0;
-	if ((int64_t)n * 1000000 < PROC_COALESCE_MIN_RATE * dt_us)
-		return 0;
-	if (room * dt_us / n > PROC_COALESCE_MAX_US)
-		return PROC_COALESCE_MAX_US;
-	return room * dt_us / n;
-}
-
+/*
+ * Read, print, repeat. The read blocks until events come (no poll before
+ * it: one system call a wakeup) and takes what is queued, up to PROC_BATCH
+ * events (cn_proc_recv_batch). There is no nap between reads: a process
+ * that lives a millisecond is still in /proc when its exec is read, so its
+ * command line is shown. Output to a terminal is written at once, to a
+ * file or a pipe at least every PROC_FLUSH_MS while events stream: the
+ * read waits at most that long while output is pending, a rescan is due
+ * soon or the --timeout is near, else PROC_IDLE_WAIT_MS.
+ */
 static int run(struct proc_state *st)
 {
 	const struct proc_opts *o = st->o;
-	struct cn_message msgs[PROC_BATCH];
-	int64_t last_flush = coarse_ms();
+	struct cn_proc_event ev[PROC_BATCH];
+	int64_t last_flush = coarse_ms(), cur_wait = -1;
 	int64_t deadline = o->timeout_ms >= 0 ? cnctl_now_ms() + o->timeout_ms : -1;
 	/* A person at a terminal sees each line at once; a file or a pipe
 	 * gets what came within PROC_FLUSH_MS in one write. */
 	int eager = isatty(STDOUT_FILENO);
-	int fd = cn_fd(st->s);
-	int drained = 0; /* the last receive took less than a batch */
-	int64_t last_read_us = mono_us(), nap_us = 0;
 	int r;
 
 	if (!o->common.json)
 		proc_print_header(stdout, o);
+	/* --pid's process may have exited before the first scan. */
+	if (o->pid && !proc_info_followed(st))
+		return flushed(flush_out());
+	r = set_wait(st,
+		     deadline >= 0 && o->timeout_ms < PROC_IDLE_WAIT_MS ? o->timeout_ms
+									: PROC_IDLE_WAIT_MS,
+		     &cur_wait);
+	if (r < 0) {
+		cnctl_err("setting the read timeout: %s", strerror(-r));
+		return CNCTL_EXIT_ERROR;
+	}
 	while (!cnctl_stop) {
-		int64_t now;
-		int n, wait;
+		int64_t now, wait = PROC_IDLE_WAIT_MS;
+		int n;
 
-		if (winch)
-			read_width(st);
-		n = drained ? -EAGAIN : cn_recv_batch(st->s, msgs, PROC_BATCH, CN_RECV_DONTWAIT);
-		drained = 0;
+		if (winch) {
+			winch = 0;
+			proc_line_read_width(st);
+		}
+		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, 0);
 		if (n > 0) {
-			if (handle_batch(msgs, n, st))
-				return flushed(flush_out()); /* --count reached */
-			/* Less than a batch: the queue ran dry, unless libcn still
-			 * holds something to report (an error after these). */
-			drained = n < PROC_BATCH && cn_pending(st->s) == 0;
-			if (drained && !eager && !o->prompt) {
-				int64_t t = mono_us();
+			for (int i = 0; i < n; i++)
+				if (handle_event(st, &ev[i]))
+					return flushed(flush_out());
+		} else if (n == -ENOBUFS) {
+			/* Counted here, reported at most once a second. */
+			proc_loss_overrun(st);
+			cn_proc_tracker_lost(st->t);
+			continue;
+		} else if (n != -EAGAIN && n != -EINTR) {
+			uint64_t overruns = 0; /* -ENOBUFS is handled above */
 
-				nap_us = coalesce_us(st, n, t - last_read_us);
-				last_read_us = t;
-			}
-			/* Under a sustained stream the socket never runs dry:
-			 * still hand the reader what we have every so often. */
-			now = coarse_ms();
+			r = cnctl_recv_error(n, "events", &overruns);
+			if (r)
+				return r;
+			continue;
+		}
+		now = coarse_ms();
+		/* A full batch: more is queued, read on (hand the reader what
+		 * is due every so often: the socket may never run dry). */
+		if (n == PROC_BATCH || cn_pending(st->s)) {
 			if (now - last_flush >= PROC_FLUSH_MS || ferror(stdout)) {
 				r = flush_out();
 				if (r)
 					return flushed(r);
 				last_flush = now;
 				proc_loss_report(st, 0);
-				if (deadline >= 0 && cnctl_now_ms() >= deadline)
-					break;
 			}
+			if (deadline >= 0 && cnctl_now_ms() >= deadline)
+				break;
 			continue;
 		}
-		if (n == -ENOBUFS) {
-			/* Counted here, reported at most once a second. */
-			st->overruns++;
-			st->unreported_overruns++;
-			cn_proc_tracker_lost(st->t);
-			continue;
-		}
-		if (n != -EAGAIN) {
-			r = cnctl_recv_error(n, "events", &st->overruns);
-			if (r)
-				return r;
-			continue;
-		}
-		/* Nothing pending (or, after a short batch, most likely
-		 * nothing): catch up with /proc if blind, report loss, hand
-		 * the reader what is due, sleep. */
-		if (cn_proc_tracker_needs_sync(st->t)) {
+		/* Drained (a short batch) or waited in vain: catch up with
+		 * /proc when a rescan is due, report loss, hand the reader
+		 * what is due, wait again. */
+		r = cn_proc_tracker_sync_due(st->t);
+		if (r == 0) {
 			resync(st);
-			drained = 0; /* the scan took a while: look again */
+			if (o->pid && !proc_info_followed(st))
+				return flushed(flush_out());
 			continue;
 		}
+		if (r > 0)
+			wait = PROC_FLUSH_MS; /* due soon: look again then */
 		proc_loss_report(st, 0);
-		if (nap_us > 0) {
-			struct timespec ts = { nap_us / 1000000, (long)(nap_us % 1000000) * 1000 };
-
-			/* SIGINT/SIGTERM end it early (EINTR): cnctl_stop is
-			 * seen at the loop's top. */
-			nanosleep(&ts, NULL);
-			nap_us = 0;
-			continue;
-		}
-		now = coarse_ms();
-		wait = -1;
 		if (__fpending(stdout)) {
 			if (eager || now - last_flush >= PROC_FLUSH_MS) {
 				r = flush_out();
@@ -557,18 +524,20 @@ static int run(struct proc_state *st)
 					return flushed(r);
 				last_flush = now;
 			} else {
-				wait = (int)(PROC_FLUSH_MS - (now - last_flush));
+				wait = PROC_FLUSH_MS;
 			}
 		}
-		now = cnctl_now_ms();
-		if (deadline >= 0 && now >= deadline)
-			break;
-		if (deadline >= 0 && (wait < 0 || deadline - now < wait))
-			wait = (int)(deadline - now);
-		r = wait_events(fd, wait);
-		last_read_us = mono_us();
+		if (deadline >= 0) {
+			int64_t left = deadline - cnctl_now_ms();
+
+			if (left <= 0)
+				break;
+			if (left < wait)
+				wait = left;
+		}
+		r = set_wait(st, wait, &cur_wait);
 		if (r < 0) {
-			proc_message(st, "error", "poll: %s", strerror(-r));
+			proc_message(st, "error", "setting the read timeout: %s", strerror(-r));
 			flush_out();
 			return CNCTL_EXIT_ERROR;
 		}
@@ -608,20 +577,12 @@ int cnctl_proc(int argc, char **argv)
 		if (captured)
 			stderr = captured;
 	}
-	st.tm_secs = st.utc_secs = -1;
 
 	oo.rcvbuf = o.common.rcvbuf;
 	st.s = cn_open(NETLINK_CONNECTOR, &oo);
 	if (!st.s)
 		return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
 	cnctl_set_rcvbuf(st.s, o.common.rcvbuf);
-	{
-		int sz = 0;
-		socklen_t len = sizeof(sz);
-
-		if (getsockopt(cn_fd(st.s), SOL_SOCKET, SO_RCVBUF, &sz, &len) == 0)
-			st.rcvbuf_bytes = sz;
-	}
 	st.t = cn_proc_tracker_new(NULL);
 	if (!st.t || proc_stats_init(&st) < 0 || proc_info_init(&st) < 0) {
 		cnctl_err("process table: %s", strerror(errno));
@@ -663,7 +624,7 @@ int cnctl_proc(int argc, char **argv)
 		proc_message(&st, "error", "reading /proc: %s (names appear as tasks start)",
 			     strerror(-r));
 	proc_info_scan(&st);
-	st.realtime_offset_ns = realtime_offset();
+	proc_line_init(&st);
 	if (!o.common.quiet) {
 		const char *how = "";
 

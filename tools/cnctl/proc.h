@@ -61,7 +61,7 @@ struct proc_opts {
 	const char *comm;   /* --comm GLOB; NULL: any */
 	int no_threads;	    /* --no-threads */
 	int user_column;    /* -x, --extra: the USER column */
-	int prompt;	    /* --prompt: no naps between reads, off a terminal too */
+	int prompt;	    /* --prompt: each event as it comes, never a nap */
 	int need_uid;	    /* user_column or uid_set: track every process's uid */
 	int64_t timeout_ms; /* --timeout; < 0: none */
 	enum proc_time_fmt time_fmt;
@@ -80,17 +80,56 @@ struct proc_cmdline {
 #define PROC_INFO_CMD_TRIED 0x1u /* cmd read (or inherited); NULL: none to be had */
 #define PROC_INFO_UID	    0x2u /* uid known */
 #define PROC_INFO_PGRP	    0x4u /* pgrp known */
-#define PROC_INFO_TREE	    0x8u /* --pid's process or one of its descendants */
+#define PROC_INFO_FOLLOWED  0x8u /* --pid's process, or with --tree one of its descendants */
 #define PROC_INFO_VANISHED                                                                         \
 	0x10u /* a resync found it gone: dropped at the next, unless its exit comes */
+#define PROC_INFO_EXITED                                                                           \
+	0x20u /* its process exited; kept for the exits of its threads still to come */
 
 /* What is known of one process (proc_info.c); tgid 0: a free slot. */
 struct proc_info {
 	pid_t tgid;
-	uint32_t flags; /* PROC_INFO_* */
-	uid_t uid;	/* effective */
+	uint32_t flags;	  /* PROC_INFO_* */
+	uint32_t threads; /* its threads known alive, besides the main one */
+	uid_t uid;	  /* effective */
 	pid_t pgrp;
 	struct proc_cmdline *cmd;
+};
+
+/* Each file's own part of a run's state; the others reach it only through
+ * that file's functions below. */
+
+/* proc_info.c: one entry per process, open addressing on the tgid. */
+struct proc_info_table {
+	struct proc_info *slot;
+	uint32_t mask, used;
+	uint32_t followed; /* entries with PROC_INFO_FOLLOWED */
+};
+
+/* proc_line.c: the clocks and the terminal a line is printed for. */
+struct proc_line_state {
+	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
+	size_t width;		    /* room for the PROCESS column on a terminal; 0: all */
+	int64_t tm_secs;	    /* the second tm_cache holds (put_time); -1: none */
+	struct tm tm_cache;
+	int64_t utc_secs; /* the same for the JSON's UTC time */
+	struct tm utc_cache;
+};
+
+/* proc_filter.c: the last uid's name (proc_user_name). */
+struct proc_user_cache {
+	uid_t uid;
+	int cached;
+	char name[33];
+};
+
+/* proc_stats.c: loss, exact totals and what the last stderr report did not
+ * say yet. */
+struct proc_loss {
+	uint64_t gaps, overruns, vanished, appeared, resyncs;
+	uint64_t unreported_gaps, unreported_overruns;
+	uint64_t appeared_before, vanished_before; /* at the last resync */
+	int64_t last_report_ms;
 };
 
 /* Per-command counters (proc_stats.c). */
@@ -99,56 +138,50 @@ struct proc_cmd_stats {
 	uint64_t forks, clones, execs, exits, failed, lost;
 };
 
+/* proc_stats.c: the per-command table, open addressing on the name. */
+struct proc_cmd_table {
+	struct proc_cmd_stats *slot;
+	uint32_t mask, used;
+	struct proc_cmd_stats other; /* commands beyond the table's bound */
+};
+
+/* A run of `cnctl proc` (proc.c): what every file reads, and each file's part. */
 struct proc_state {
 	const struct proc_opts *o;
 	struct cn_sock *s;
 	struct cn_proc_tracker *t;
 	uint64_t printed;
-	int64_t realtime_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
-	int kernel_filter;	    /* the kernel filters: per-CPU gaps not tracked */
-	int64_t rcvbuf_bytes;	    /* the socket's receive buffer (SO_RCVBUF) */
-	size_t width;		    /* room for the PROCESS column on a terminal; 0: all */
-	int64_t tm_secs;	    /* the second tm_cache holds (put_time); -1: none */
-	struct tm tm_cache;
-	int64_t utc_secs; /* the same for the JSON's UTC time */
-	struct tm utc_cache;
+	int kernel_filter; /* the kernel filters: per-CPU gaps not tracked */
 
-	/* per-process table (proc_info.c, open addressing on the tgid) */
-	struct proc_info *info;
-	uint32_t info_mask, ninfo;
-
-	/* the last uid's name (proc_user_name) */
-	uid_t user_uid;
-	int user_cached;
-	char user_name[33];
-
-	/* loss: exact totals, and what the last stderr report did not say yet */
-	uint64_t gaps, overruns, vanished, appeared, resyncs;
-	uint64_t unreported_gaps, unreported_overruns;
-	int64_t last_loss_report_ms;
-
-	/* per-command table (open addressing on the name) */
-	struct proc_cmd_stats *cmds;
-	uint32_t cmd_mask, ncmds;
-	struct proc_cmd_stats other; /* commands beyond the table's bound */
+	struct proc_info_table info;
+	struct proc_line_state line;
+	struct proc_user_cache user;
+	struct proc_loss loss;
+	struct proc_cmd_table cmds;
 };
 
 /* proc_info.c */
 int proc_info_init(struct proc_state *st);
 void proc_info_free(struct proc_state *st);
-/* Fill the table from the tracker's processes (after its first sync). */
+/* Fill the table from the tracker's tasks (after its first sync). */
 void proc_info_scan(struct proc_state *st);
-/* A process a resync found gone: kept, flagged, until the next resync
- * (proc_info_drop_vanished), as the tracker keeps it: its exit may still
- * be on its way (it ended while /proc was read) and is then named. */
-void proc_info_vanished(struct proc_state *st, pid_t tgid);
+/* A task a resync found gone. A process is kept, flagged, until the next
+ * resync (proc_info_drop_vanished), as the tracker keeps it: its exit may
+ * still be on its way (it ended while /proc was read) and is then named. */
+void proc_info_vanished(struct proc_state *st, const struct cn_proc_entry *e);
 void proc_info_drop_vanished(struct proc_state *st);
-/* A process the tracker found running after a loss (its fork was lost). */
+/* A task the tracker found running after a loss (its start was lost). */
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
-/* Update the table for ev; returns ev's process's entry (NULL: unknown). */
+/* Update the table for ev (before it is printed); returns ev's process's
+ * entry (NULL: unknown). */
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);
+/* After an exit was printed: a process's entry goes once its threads are
+ * gone too (their exits, which may come after its own, still name its
+ * user and command line). */
+void proc_info_exited(struct proc_state *st, const struct cn_proc_event *ev);
 struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid);
-void proc_info_remove(struct proc_state *st, pid_t tgid);
+/* Processes followed (--pid, --tree) that have not exited. */
+uint32_t proc_info_followed(const struct proc_state *st);
 
 /* proc_filter.c */
 /* Parse an --events list into o->show and o->mask; -1 with the bad item in
@@ -157,29 +190,47 @@ int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t s
 /* A uid, or a user name looked up. */
 int proc_parse_user(const char *arg, uid_t *uid);
 const char *proc_user_name(struct proc_state *st, uid_t uid);
-/* Is ev to be printed? e: the tracker's entry, p: proc_info's (both may be
- * NULL); old_comm: a rename's old name (else NULL). */
+/* Is ev to be printed (and counted by --stats)? e: the tracker's entry, p:
+ * proc_info's (both may be NULL); old_comm: a rename's old name (else NULL). */
 int proc_wanted(const struct proc_state *st, const struct cn_proc_event *ev,
 		const struct cn_proc_entry *e, const struct proc_info *p, const char *old_comm);
+/* Would task e's exit be printed? (for the exits a resync found lost) */
+int proc_exit_wanted(const struct proc_state *st, const struct cn_proc_entry *e,
+		     const struct proc_info *p);
 
 /* proc_line.c */
+/* Read the clocks (the wall-clock offset of event times) and reset the caches. */
+void proc_line_init(struct proc_state *st);
 void proc_print_header(FILE *f, const struct proc_opts *o);
 /* Print the event ev about task e (the tracker's entry, may be NULL) and,
  * for a fork, its parent's entry pe (may be NULL). */
 void proc_print_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
 		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 		      const struct proc_info *p, const char *old_comm);
+/* Read the terminal's width again (at start and after a SIGWINCH). */
+void proc_line_read_width(struct proc_state *st);
 /* The width of the PROCESS column for a terminal of cols columns. */
 size_t proc_line_width(const struct proc_opts *o, unsigned int cols);
 
 /* proc_stats.c */
 int proc_stats_init(struct proc_state *st);
 void proc_stats_free(struct proc_state *st);
-/* Count ev (about e, may be NULL) for its command. */
+/* Count a printed event ev (about e, may be NULL) for its command. */
 void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
 		      const struct cn_proc_entry *e);
-/* A task the tracker found vanished while blind: a lost exit. */
-void proc_stats_vanished(struct proc_state *st, const struct cn_proc_entry *e);
+/* An exit the last resync counted lost came after all (e is flagged
+ * CN_PROC_ENTRY_VANISHED); wanted: proc_wanted's verdict on it. */
+void proc_stats_unvanished(struct proc_state *st, const struct cn_proc_entry *e, int wanted);
+/* A task the tracker found vanished while blind: a lost exit (counted in
+ * the table when wanted: proc_exit_wanted). */
+void proc_stats_vanished(struct proc_state *st, const struct cn_proc_entry *e, int wanted);
+/* A task the tracker found running after a loss. */
+void proc_stats_appeared(struct proc_state *st);
+/* Loss met by the receive loop: per-CPU sequence gaps, an overrun. */
+void proc_loss_gap(struct proc_state *st, uint32_t lost);
+void proc_loss_overrun(struct proc_state *st);
+/* A resync completed: counted, and what it found told (the first three). */
+void proc_loss_resynced(struct proc_state *st);
 void proc_stats_print(FILE *f, struct proc_state *st);
 /* Loss on stderr (with --json: a "loss" object on stdout), at most one line
  * a second (force: print what is pending). */

@@ -68,6 +68,27 @@ int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t s
 	return 0;
 }
 
+#ifdef CNCTL_NO_NSS
+/* A static cnctl (the VM tests' initramfs has no libraries): glibc's NSS
+ * would load its shared modules at run time, and the static link warns of
+ * it; /etc/passwd is read directly (fgetpwent needs no NSS). */
+static struct passwd *find_user(const char *name, uid_t uid)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *pw = NULL;
+
+	if (!f)
+		return NULL;
+	while ((pw = fgetpwent(f)))
+		if (name ? !strcmp(pw->pw_name, name) : pw->pw_uid == uid)
+			break;
+	fclose(f);
+	return pw; /* fgetpwent's static entry: valid until the next call */
+}
+#define getpwnam(name) find_user(name, 0)
+#define getpwuid(uid)  find_user(NULL, uid)
+#endif
+
 int proc_parse_user(const char *arg, uid_t *uid)
 {
 	uint64_t v;
@@ -88,17 +109,43 @@ const char *proc_user_name(struct proc_state *st, uid_t uid)
 {
 	struct passwd *pw;
 
+	struct proc_user_cache *c = &st->user;
+
 	/* A one-entry cache: a log's lines are mostly one user's. */
-	if (st->user_cached && st->user_uid == uid)
-		return st->user_name;
+	if (c->cached && c->uid == uid)
+		return c->name;
 	pw = getpwuid(uid);
 	if (pw)
-		snprintf(st->user_name, sizeof(st->user_name), "%s", pw->pw_name);
+		snprintf(c->name, sizeof(c->name), "%s", pw->pw_name);
 	else
-		snprintf(st->user_name, sizeof(st->user_name), "%u", (unsigned int)uid);
-	st->user_uid = uid;
-	st->user_cached = 1;
-	return st->user_name;
+		snprintf(c->name, sizeof(c->name), "%u", (unsigned int)uid);
+	c->uid = uid;
+	c->cached = 1;
+	return c->name;
+}
+
+/* The filters on the process: --tree, --pgrp, --uid/--user, --comm (a
+ * rename matches by its old name or its new one). */
+static int process_wanted(const struct proc_state *st, const struct cn_proc_entry *e,
+			  const struct proc_info *p, const char *old_comm)
+{
+	const struct proc_opts *o = st->o;
+
+	if (o->tree && (!p || !(p->flags & PROC_INFO_FOLLOWED)))
+		return 0;
+	if (o->pgrp && (!p || !(p->flags & PROC_INFO_PGRP) || p->pgrp != o->pgrp))
+		return 0;
+	if (o->uid_set && (!p || !(p->flags & PROC_INFO_UID) || p->uid != o->uid))
+		return 0;
+	if (o->comm) {
+		int match = e && e->comm[0] && fnmatch(o->comm, e->comm, 0) == 0;
+
+		if (!match && old_comm && old_comm[0])
+			match = fnmatch(o->comm, old_comm, 0) == 0;
+		if (!match)
+			return 0;
+	}
+	return 1;
 }
 
 int proc_wanted(const struct proc_state *st, const struct cn_proc_event *ev,
@@ -146,27 +193,22 @@ int proc_wanted(const struct proc_state *st, const struct cn_proc_event *ev,
 		return 0;
 	if (thread && o->no_threads)
 		return 0;
-	if (o->pid) {
-		if (o->tree) {
-			if (!p || !(p->flags & PROC_INFO_TREE))
-				return 0;
-		} else if (ev->tgid != o->pid &&
-			   !(ev->what == CN_PROC_FORK && !thread && ev->parent_tgid == o->pid)) {
-			return 0;
-		}
-	}
-	if (o->pgrp && (!p || !(p->flags & PROC_INFO_PGRP) || p->pgrp != o->pgrp))
+	if (o->pid && !o->tree && ev->tgid != o->pid &&
+	    !(ev->what == CN_PROC_FORK && !thread && ev->parent_tgid == o->pid))
 		return 0;
-	if (o->uid_set && (!p || !(p->flags & PROC_INFO_UID) || p->uid != o->uid))
-		return 0;
-	if (o->comm) {
-		/* A rename matches by its old name or its new one. */
-		int match = e && e->comm[0] && fnmatch(o->comm, e->comm, 0) == 0;
+	return process_wanted(st, e, p, old_comm);
+}
 
-		if (!match && old_comm && old_comm[0])
-			match = fnmatch(o->comm, old_comm, 0) == 0;
-		if (!match)
-			return 0;
-	}
-	return 1;
+int proc_exit_wanted(const struct proc_state *st, const struct cn_proc_entry *e,
+		     const struct proc_info *p)
+{
+	const struct proc_opts *o = st->o;
+
+	if (!(o->show & (PROC_SHOW_EXIT | PROC_SHOW_NONZERO_EXIT)))
+		return 0;
+	if ((e->flags & CN_PROC_ENTRY_THREAD) && o->no_threads)
+		return 0;
+	if (o->pid && !o->tree && e->tgid != o->pid)
+		return 0;
+	return process_wanted(st, e, p, NULL);
 }

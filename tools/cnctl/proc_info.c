@@ -5,7 +5,8 @@
  * whether it is in the --tree being followed. One entry per process (tgid),
  * made at its fork from its parent's (a child runs its parent's command line
  * until it execs, with its credentials and group), refreshed at exec, gone
- * at exit. The command line is shared between parent and children (a
+ * at exit (a process's once the exits of its threads, which may come after
+ * its own, were printed too). The command line is shared between parent and children (a
  * reference count), so a fork costs no copy: the table's cost per event is a
  * hash lookup. Processes running when cnctl started are read from /proc.
  */
@@ -22,10 +23,10 @@
 
 int proc_info_init(struct proc_state *st)
 {
-	st->info = calloc(INFO_SLOTS, sizeof(*st->info));
-	if (!st->info)
+	st->info.slot = calloc(INFO_SLOTS, sizeof(*st->info.slot));
+	if (!st->info.slot)
 		return -1;
-	st->info_mask = INFO_SLOTS - 1;
+	st->info.mask = INFO_SLOTS - 1;
 	return 0;
 }
 
@@ -37,67 +38,93 @@ static void cmd_put(struct proc_cmdline *c)
 
 void proc_info_free(struct proc_state *st)
 {
-	for (uint32_t i = 0; st->info && i <= st->info_mask; i++)
-		if (st->info[i].tgid)
-			cmd_put(st->info[i].cmd);
-	free(st->info);
-	st->info = NULL;
+	struct proc_info_table *it = &st->info;
+
+	for (uint32_t i = 0; it->slot && i <= it->mask; i++)
+		if (it->slot[i].tgid)
+			cmd_put(it->slot[i].cmd);
+	free(it->slot);
+	it->slot = NULL;
 }
 
-static uint32_t slot_of(const struct proc_state *st, pid_t tgid)
+static uint32_t slot_of(const struct proc_info_table *it, pid_t tgid)
 {
-	return ((uint32_t)tgid * 2654435761u) & st->info_mask; /* Knuth's multiplicative hash */
+	return ((uint32_t)tgid * 2654435761u) & it->mask; /* Knuth's multiplicative hash */
 }
 
 struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid)
 {
+	struct proc_info_table *it = &st->info;
 	uint32_t i;
 
-	if (!st->info || tgid <= 0)
+	if (!it->slot || tgid <= 0)
 		return NULL;
-	for (i = slot_of(st, tgid); st->info[i].tgid; i = (i + 1) & st->info_mask)
-		if (st->info[i].tgid == tgid)
-			return &st->info[i];
+	for (i = slot_of(it, tgid); it->slot[i].tgid; i = (i + 1) & it->mask)
+		if (it->slot[i].tgid == tgid)
+			return &it->slot[i];
 	return NULL;
+}
+
+uint32_t proc_info_followed(const struct proc_state *st)
+{
+	return st->info.followed;
+}
+
+/* Set p's flags, keeping the count of followed processes. */
+static void set_flags(struct proc_state *st, struct proc_info *p, uint32_t flags)
+{
+	const uint32_t gone = PROC_INFO_EXITED | PROC_INFO_VANISHED;
+	int was = (p->flags & PROC_INFO_FOLLOWED) && !(p->flags & gone);
+	int is = (flags & PROC_INFO_FOLLOWED) && !(flags & gone);
+
+	p->flags = flags;
+	st->info.followed += (uint32_t)(is - was);
+}
+
+/* Make p an empty entry for tgid (a new process, or one read afresh). */
+static void reset(struct proc_state *st, struct proc_info *p, pid_t tgid)
+{
+	set_flags(st, p, 0);
+	cmd_put(p->cmd);
+	*p = (struct proc_info){ .tgid = tgid };
 }
 
 /* The entry of tgid, made empty when new; NULL when the table is full. */
 static struct proc_info *info_add(struct proc_state *st, pid_t tgid)
 {
+	struct proc_info_table *it = &st->info;
 	uint32_t i;
 
-	if (!st->info || tgid <= 0)
+	if (!it->slot || tgid <= 0)
 		return NULL;
-	for (i = slot_of(st, tgid); st->info[i].tgid; i = (i + 1) & st->info_mask)
-		if (st->info[i].tgid == tgid)
-			return &st->info[i];
-	if (st->ninfo >= INFO_MAX)
+	for (i = slot_of(it, tgid); it->slot[i].tgid; i = (i + 1) & it->mask)
+		if (it->slot[i].tgid == tgid)
+			return &it->slot[i];
+	if (it->used >= INFO_MAX)
 		return NULL;
-	st->ninfo++;
-	st->info[i] = (struct proc_info){ .tgid = tgid };
-	return &st->info[i];
+	it->used++;
+	it->slot[i] = (struct proc_info){ .tgid = tgid };
+	return &it->slot[i];
 }
 
-void proc_info_remove(struct proc_state *st, pid_t tgid)
+static void info_remove(struct proc_state *st, struct proc_info *p)
 {
-	struct proc_info *p = proc_info_find(st, tgid);
+	struct proc_info_table *it = &st->info;
 	uint32_t i, j;
 
-	if (!p)
-		return;
-	cmd_put(p->cmd);
+	reset(st, p, 0);
 	/* Linear probing without tombstones: shift back the entries that
 	 * would no longer be found past the hole. */
-	i = (uint32_t)(p - st->info);
-	st->info[i].tgid = 0;
-	st->ninfo--;
-	for (j = (i + 1) & st->info_mask; st->info[j].tgid; j = (j + 1) & st->info_mask) {
-		uint32_t home = slot_of(st, st->info[j].tgid);
+	i = (uint32_t)(p - it->slot);
+	it->used--;
+	for (j = (i + 1) & it->mask; it->slot[j].tgid; j = (j + 1) & it->mask) {
+		uint32_t home = slot_of(it, it->slot[j].tgid);
 
 		/* Entry j may move to the hole i unless its home lies in (i, j]. */
-		if (((j - home) & st->info_mask) >= ((j - i) & st->info_mask)) {
-			st->info[i] = st->info[j];
-			st->info[j].tgid = 0;
+		if (((j - home) & it->mask) >= ((j - i) & it->mask)) {
+			it->slot[i] = it->slot[j];
+			it->slot[j].tgid = 0;
+			it->slot[j].cmd = NULL;
 			i = j;
 		}
 	}
@@ -214,42 +241,83 @@ static int below_root(const struct proc_state *st, const struct cn_proc_entry *e
 	return 0;
 }
 
+/* Is the process of tracker entry e followed (--pid; with --tree, its
+ * descendants too)? */
+static int followed(const struct proc_state *st, const struct cn_proc_entry *e)
+{
+	if (!st->o->pid)
+		return 0;
+	return st->o->tree ? below_root(st, e) : e->tgid == st->o->pid;
+}
+
+/* A thread of p started or ended (delta +1 or -1). An exited process's
+ * entry goes with its last thread. */
+static void count_thread(struct proc_state *st, struct proc_info *p, int delta)
+{
+	if (delta > 0)
+		p->threads++;
+	else if (p->threads > 0)
+		p->threads--;
+	if (!p->threads && (p->flags & PROC_INFO_EXITED))
+		info_remove(st, p);
+}
+
+/* The process of a new tracker entry e: its entry, read from /proc. */
+static void add_process(struct proc_state *st, const struct cn_proc_entry *e)
+{
+	struct proc_info *p = info_add(st, e->tgid);
+
+	if (!p)
+		return;
+	/* What the table holds for its pid is from before (a reused pid, or
+	 * a task whose events were lost): read afresh. */
+	reset(st, p, e->tgid);
+	complete(st, p);
+	if (followed(st, e))
+		set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
+}
+
 void proc_info_scan(struct proc_state *st)
 {
 	const struct cn_proc_entry *e = NULL;
 
+	/* Processes first: their threads are counted into their entries. */
+	while ((e = cn_proc_tracker_next(st->t, e)))
+		if (e->pid == e->tgid)
+			add_process(st, e);
 	while ((e = cn_proc_tracker_next(st->t, e))) {
-		struct proc_info *p;
+		struct proc_info *p = e->pid != e->tgid ? proc_info_find(st, e->tgid) : NULL;
 
-		if (e->pid != e->tgid)
-			continue;
-		p = info_add(st, e->tgid);
-		if (!p)
-			return;
-		complete(st, p);
-		if (st->o->tree && below_root(st, e))
-			p->flags |= PROC_INFO_TREE;
+		if (p)
+			count_thread(st, p, 1);
 	}
 }
 
-void proc_info_vanished(struct proc_state *st, pid_t tgid)
+void proc_info_vanished(struct proc_state *st, const struct cn_proc_entry *e)
 {
-	struct proc_info *p = proc_info_find(st, tgid);
+	struct proc_info *p = proc_info_find(st, e->tgid);
 
-	if (p)
-		p->flags |= PROC_INFO_VANISHED;
+	if (!p)
+		return;
+	if (e->pid != e->tgid)
+		count_thread(st, p, -1);
+	else
+		set_flags(st, p, p->flags | PROC_INFO_VANISHED);
 }
 
 void proc_info_drop_vanished(struct proc_state *st)
 {
+	struct proc_info_table *it = &st->info;
 	uint32_t i = 0;
 
-	if (!st->info)
+	if (!it->slot)
 		return;
-	while (i <= st->info_mask) {
-		/* A removal may shift another entry into slot i: look again. */
-		if (st->info[i].tgid && (st->info[i].flags & PROC_INFO_VANISHED))
-			proc_info_remove(st, st->info[i].tgid);
+	while (i <= it->mask) {
+		/* A removal may shift another entry into slot i: look again. An
+		 * exited process whose threads' exits were lost goes too. */
+		if (it->slot[i].tgid &&
+		    (it->slot[i].flags & (PROC_INFO_VANISHED | PROC_INFO_EXITED)))
+			info_remove(st, &it->slot[i]);
 		else
 			i++;
 	}
@@ -259,71 +327,94 @@ void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
 {
 	struct proc_info *p;
 
-	if (e->pid != e->tgid)
+	if (e->pid == e->tgid) {
+		add_process(st, e);
 		return;
-	p = info_add(st, e->tgid);
+	}
+	p = proc_info_find(st, e->tgid);
+	if (p)
+		count_thread(st, p, 1);
+}
+
+static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_event *ev)
+{
+	struct proc_info *p, *parent;
+	uint32_t flags = 0;
+
+	if (ev->pid != ev->tgid) {
+		/* A thread: its process's entry. */
+		p = proc_info_find(st, ev->tgid);
+		if (p)
+			count_thread(st, p, 1);
+		return p;
+	}
+	parent = proc_info_find(st, ev->parent_tgid);
+	p = info_add(st, ev->pid);
 	if (!p)
-		return;
-	/* The tracker did not know this task: what the table holds for its
-	 * pid is from before (a reused pid, or a task whose events were
-	 * lost), so it is read afresh. */
-	cmd_put(p->cmd);
-	*p = (struct proc_info){ .tgid = e->tgid };
+		return NULL;
+	/* pid reuse after a lost exit: the old entry goes. */
+	reset(st, p, ev->pid);
+	if (parent) {
+		/* The child runs its parent's program, as its parent's user,
+		 * in its group, until it execs. */
+		p->cmd = parent->cmd;
+		if (p->cmd)
+			p->cmd->refs++;
+		p->uid = parent->uid;
+		p->pgrp = parent->pgrp;
+		flags = parent->flags & (PROC_INFO_CMD_TRIED | PROC_INFO_UID | PROC_INFO_PGRP);
+		if (st->o->tree)
+			flags |= parent->flags & PROC_INFO_FOLLOWED;
+	}
+	if (st->o->tree && ev->parent_tgid == st->o->pid)
+		flags |= PROC_INFO_FOLLOWED;
+	set_flags(st, p, flags);
 	complete(st, p);
-	if (st->o->tree && below_root(st, e))
-		p->flags |= PROC_INFO_TREE;
+	return p;
+}
+
+static struct proc_info *on_exec(struct proc_state *st, const struct cn_proc_event *ev)
+{
+	struct proc_info *p = proc_info_find(st, ev->tgid);
+
+	if (!p) {
+		p = info_add(st, ev->tgid);
+		if (!p)
+			return NULL;
+		/* Its fork was not seen: followed if its parents say so. */
+		if (st->o->pid) {
+			const struct cn_proc_entry *e = cn_proc_tracker_find(st->t, ev->tgid);
+
+			if (e && followed(st, e))
+				set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
+		}
+	}
+	cmd_put(p->cmd);
+	p->cmd = NULL;
+	p->flags &= ~(uint32_t)PROC_INFO_CMD_TRIED;
+	complete(st, p);
+	/* A shell puts a job in its group between fork and exec: read it
+	 * again (kept as it was when the process is gone already). */
+	if (st->o->pgrp) {
+		pid_t g;
+
+		if (read_pgrp(p->tgid, &g) == 0) {
+			p->pgrp = g;
+			p->flags |= PROC_INFO_PGRP;
+		}
+	}
+	return p;
 }
 
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev)
 {
-	struct proc_info *p, *parent;
+	struct proc_info *p;
 
 	switch (ev->what) {
 	case CN_PROC_FORK:
-		if (ev->pid != ev->tgid)
-			break; /* a thread: its process's entry */
-		parent = proc_info_find(st, ev->parent_tgid);
-		p = info_add(st, ev->pid);
-		if (!p)
-			return NULL;
-		/* pid reuse after a lost exit: the old entry goes. */
-		cmd_put(p->cmd);
-		*p = (struct proc_info){ .tgid = ev->pid };
-		if (parent) {
-			/* The child runs its parent's program, as its
-			 * parent's user, in its group, until it execs. */
-			p->cmd = parent->cmd;
-			if (p->cmd)
-				p->cmd->refs++;
-			p->uid = parent->uid;
-			p->pgrp = parent->pgrp;
-			p->flags = parent->flags & (PROC_INFO_CMD_TRIED | PROC_INFO_UID |
-						    PROC_INFO_PGRP | PROC_INFO_TREE);
-		}
-		if (st->o->tree &&
-		    (ev->parent_tgid == st->o->pid || (parent && (parent->flags & PROC_INFO_TREE))))
-			p->flags |= PROC_INFO_TREE;
-		complete(st, p);
-		return p;
+		return on_fork(st, ev);
 	case CN_PROC_EXEC:
-		p = info_add(st, ev->tgid);
-		if (!p)
-			return NULL;
-		cmd_put(p->cmd);
-		p->cmd = NULL;
-		p->flags &= ~(uint32_t)PROC_INFO_CMD_TRIED;
-		complete(st, p);
-		/* A shell puts a job in its group between fork and exec: read
-		 * it again (kept as it was when the process is gone already). */
-		if (st->o->pgrp) {
-			pid_t g;
-
-			if (read_pgrp(p->tgid, &g) == 0) {
-				p->pgrp = g;
-				p->flags |= PROC_INFO_PGRP;
-			}
-		}
-		return p;
+		return on_exec(st, ev);
 	case CN_PROC_UID:
 		p = info_add(st, ev->tgid);
 		if (p) {
@@ -352,4 +443,22 @@ struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_ev
 			complete(st, p);
 	}
 	return p;
+}
+
+void proc_info_exited(struct proc_state *st, const struct cn_proc_event *ev)
+{
+	struct proc_info *p = proc_info_find(st, ev->tgid);
+
+	if (!p)
+		return;
+	if (ev->pid != ev->tgid) {
+		count_thread(st, p, -1);
+		return;
+	}
+	/* Its threads' exits may still come, after its own (a process that
+	 * ends with exit_group: every thread exits, in any order). */
+	if (p->threads)
+		set_flags(st, p, p->flags | PROC_INFO_EXITED);
+	else
+		info_remove(st, p);
 }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -74,17 +75,19 @@ _Static_assert(sizeof(time_t) == 8, "64-bit time_t");
  * localtime_r costs more than the rest of a line. */
 static const struct tm *local_tm(struct proc_state *st, time_t secs)
 {
-	if (st->tm_secs != (int64_t)secs) {
-		if (!localtime_r(&secs, &st->tm_cache))
-			memset(&st->tm_cache, 0, sizeof(st->tm_cache));
-		st->tm_secs = (int64_t)secs;
+	struct proc_line_state *l = &st->line;
+
+	if (l->tm_secs != (int64_t)secs) {
+		if (!localtime_r(&secs, &l->tm_cache))
+			memset(&l->tm_cache, 0, sizeof(l->tm_cache));
+		l->tm_secs = (int64_t)secs;
 	}
-	return &st->tm_cache;
+	return &l->tm_cache;
 }
 
 static void put_time(FILE *f, struct proc_state *st, uint64_t ts_ns)
 {
-	int64_t ns = (int64_t)ts_ns + st->realtime_offset_ns;
+	int64_t ns = (int64_t)ts_ns + st->line.realtime_offset_ns;
 	time_t secs = (time_t)(ns / 1000000000);
 	long us = (long)((ns % 1000000000) / 1000);
 	const struct tm *tm;
@@ -110,14 +113,15 @@ static void put_time(FILE *f, struct proc_state *st, uint64_t ts_ns)
 /* JSON's "time": the wall clock in UTC, RFC 3339 with microseconds. */
 static void put_utc(FILE *f, struct proc_state *st, uint64_t ts_ns)
 {
-	int64_t ns = (int64_t)ts_ns + st->realtime_offset_ns;
+	struct proc_line_state *l = &st->line;
+	int64_t ns = (int64_t)ts_ns + l->realtime_offset_ns;
 	time_t secs = (time_t)(ns / 1000000000);
-	const struct tm *tm = &st->utc_cache;
+	const struct tm *tm = &l->utc_cache;
 
-	if (st->utc_secs != (int64_t)secs) {
-		if (!gmtime_r(&secs, &st->utc_cache))
-			memset(&st->utc_cache, 0, sizeof(st->utc_cache));
-		st->utc_secs = (int64_t)secs;
+	if (l->utc_secs != (int64_t)secs) {
+		if (!gmtime_r(&secs, &l->utc_cache))
+			memset(&l->utc_cache, 0, sizeof(l->utc_cache));
+		l->utc_secs = (int64_t)secs;
 	}
 	fprintf(f, ",\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm->tm_year + 1900,
 		tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec,
@@ -175,6 +179,27 @@ static size_t columns_before(const struct proc_opts *o)
 	return tw + 1 + PROC_EVENT_WIDTH + 1 + 7 + 1 + 7 + (o->user_column ? 9 : 0) + 1 + 9 + 2;
 }
 
+void proc_line_init(struct proc_state *st)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	st->line.realtime_offset_ns =
+	    ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
+	st->line.tm_secs = st->line.utc_secs = -1;
+}
+
+void proc_line_read_width(struct proc_state *st)
+{
+	struct winsize ws;
+
+	st->line.width = 0;
+	if (!st->o->common.json && isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		st->line.width = proc_line_width(st->o, ws.ws_col);
+}
+
 size_t proc_line_width(const struct proc_opts *o, unsigned int cols)
 {
 	size_t used = columns_before(o);
@@ -211,16 +236,22 @@ static size_t visible(const char *s)
 	return n;
 }
 
+/* After a command line cut at PROC_ARGV_MAX bytes (JSON: argv_truncated). */
+#define ARGV_CUT_MARK " [argv cut at 4096 bytes]"
+_Static_assert(PROC_ARGV_MAX == 4096, "ARGV_CUT_MARK names PROC_ARGV_MAX");
+
 /* A command line (arguments NUL-separated) joined by spaces, at most room
- * columns ("..." at the cut; room 0: all). */
+ * columns ("..." at the cut; room 0: all), and marked when /proc gave more
+ * than PROC_ARGV_MAX bytes. */
 static void put_cmdline(FILE *f, const struct proc_cmdline *c, size_t room)
 {
 	size_t n = c->len, cols = 0, limit;
+	size_t mark = c->truncated ? sizeof(ARGV_CUT_MARK) - 1 : 0;
 
 	for (size_t i = 0; i < n; i++)
 		cols +=
 		    ((unsigned char)c->text[i] < 0x20 && c->text[i]) || c->text[i] == 0x7f ? 4 : 1;
-	limit = room && cols > room ? (room > 3 ? room - 3 : 0) : (size_t)-1;
+	limit = room && cols + mark > room ? (room > 3 ? room - 3 : 0) : (size_t)-1;
 	cols = 0;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)c->text[i];
@@ -238,6 +269,8 @@ static void put_cmdline(FILE *f, const struct proc_cmdline *c, size_t room)
 	}
 	if (limit != (size_t)-1)
 		fputs_unlocked("...", f);
+	else if (mark)
+		fputs_unlocked(ARGV_CUT_MARK, f);
 }
 
 /* The process: its command line when it has one, else its name. */
@@ -340,7 +373,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 	default:
 		break;
 	}
-	room = st->width;
+	room = st->line.width;
 	if (room && ev->what == CN_PROC_FORK && !thread) {
 		/* "  child of " and the parent's name */
 		size_t pn = 11 + (pe && pe->comm[0] ? strnlen(pe->comm, sizeof(pe->comm)) + 1 : 3);

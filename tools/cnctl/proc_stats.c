@@ -21,18 +21,20 @@
 
 int proc_stats_init(struct proc_state *st)
 {
-	st->cmds = calloc(CMD_SLOTS, sizeof(*st->cmds));
-	if (!st->cmds)
+	struct proc_cmd_table *ct = &st->cmds;
+
+	ct->slot = calloc(CMD_SLOTS, sizeof(*ct->slot));
+	if (!ct->slot)
 		return -1;
-	st->cmd_mask = CMD_SLOTS - 1;
-	snprintf(st->other.comm, sizeof(st->other.comm), "%s", STATS_NAME_OTHER);
+	ct->mask = CMD_SLOTS - 1;
+	snprintf(ct->other.comm, sizeof(ct->other.comm), "%s", STATS_NAME_OTHER);
 	return 0;
 }
 
 void proc_stats_free(struct proc_state *st)
 {
-	free(st->cmds);
-	st->cmds = NULL;
+	free(st->cmds.slot);
+	st->cmds.slot = NULL;
 }
 
 static uint32_t hash_comm(const char *c)
@@ -47,19 +49,20 @@ static uint32_t hash_comm(const char *c)
 /* The counters of command `comm` ("[?]" when unknown). */
 static struct proc_cmd_stats *cmd(struct proc_state *st, const struct cn_proc_entry *e)
 {
+	struct proc_cmd_table *ct = &st->cmds;
 	const char *comm = e && e->comm[0] ? e->comm : "[?]";
 	uint32_t i;
 
-	if (!st->cmds)
-		return &st->other;
-	for (i = hash_comm(comm) & st->cmd_mask; st->cmds[i].comm[0]; i = (i + 1) & st->cmd_mask)
-		if (strncmp(st->cmds[i].comm, comm, sizeof(st->cmds[i].comm)) == 0)
-			return &st->cmds[i];
-	if (st->ncmds >= CMD_MAX)
-		return &st->other;
-	snprintf(st->cmds[i].comm, sizeof(st->cmds[i].comm), "%.15s", comm);
-	st->ncmds++;
-	return &st->cmds[i];
+	if (!ct->slot)
+		return &ct->other;
+	for (i = hash_comm(comm) & ct->mask; ct->slot[i].comm[0]; i = (i + 1) & ct->mask)
+		if (strncmp(ct->slot[i].comm, comm, sizeof(ct->slot[i].comm)) == 0)
+			return &ct->slot[i];
+	if (ct->used >= CMD_MAX)
+		return &ct->other;
+	snprintf(ct->slot[i].comm, sizeof(ct->slot[i].comm), "%.15s", comm);
+	ct->used++;
+	return &ct->slot[i];
 }
 
 void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
@@ -86,24 +89,64 @@ void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
 		c->exits++;
 		if (ev->exit_code != 0)
 			c->failed++;
-		/* A rescan counted it lost; it ended during the scan and its
-		 * exit came after all. */
-		if (e && (e->flags & CN_PROC_ENTRY_VANISHED)) {
-			if (c->lost)
-				c->lost--;
-			if (st->vanished)
-				st->vanished--;
-		}
 		break;
 	default:
 		break;
 	}
 }
 
-void proc_stats_vanished(struct proc_state *st, const struct cn_proc_entry *e)
+void proc_stats_unvanished(struct proc_state *st, const struct cn_proc_entry *e, int wanted)
 {
-	if (!(e->flags & CN_PROC_ENTRY_THREAD))
+	/* A rescan counted it lost; it ended during the scan and its exit
+	 * came after all. */
+	if (st->loss.vanished)
+		st->loss.vanished--;
+	if (wanted && !(e->flags & CN_PROC_ENTRY_THREAD)) {
+		struct proc_cmd_stats *c = cmd(st, e);
+
+		if (c->lost)
+			c->lost--;
+	}
+}
+
+void proc_stats_vanished(struct proc_state *st, const struct cn_proc_entry *e, int wanted)
+{
+	st->loss.vanished++;
+	if (wanted && !(e->flags & CN_PROC_ENTRY_THREAD))
 		cmd(st, e)->lost++;
+}
+
+void proc_stats_appeared(struct proc_state *st)
+{
+	st->loss.appeared++;
+}
+
+void proc_loss_gap(struct proc_state *st, uint32_t lost)
+{
+	st->loss.gaps += lost;
+	st->loss.unreported_gaps += lost;
+}
+
+void proc_loss_overrun(struct proc_state *st)
+{
+	st->loss.overruns++;
+	st->loss.unreported_overruns++;
+}
+
+void proc_loss_resynced(struct proc_state *st)
+{
+	struct proc_loss *l = &st->loss;
+	uint64_t app = l->appeared - l->appeared_before, van = l->vanished - l->vanished_before;
+
+	l->appeared_before = l->appeared;
+	l->vanished_before = l->vanished;
+	l->resyncs++;
+	if (!st->o->common.quiet && l->resyncs <= 3)
+		proc_message(st, "resync",
+			     "resynchronized with /proc after lost events: %llu tasks appeared, "
+			     "%llu vanished unseen%s",
+			     (unsigned long long)app, (unsigned long long)van,
+			     l->resyncs == 3 ? " (further resyncs: in the summary)" : "");
 }
 
 static uint64_t total(const struct proc_cmd_stats *c)
@@ -145,17 +188,18 @@ static void text_row(FILE *f, const struct proc_cmd_stats *c)
 void proc_stats_print(FILE *f, struct proc_state *st)
 {
 	struct proc_cmd_stats sum = { .comm = "(total)" };
+	const struct proc_cmd_table *ct = &st->cmds;
 	struct proc_cmd_stats *rows;
 	uint32_t n = 0;
 
-	rows = calloc(st->ncmds + 1, sizeof(*rows));
+	rows = calloc(ct->used + 1, sizeof(*rows));
 	if (!rows)
 		return;
-	for (uint32_t i = 0; st->cmds && i <= st->cmd_mask; i++)
-		if (st->cmds[i].comm[0])
-			rows[n++] = st->cmds[i];
-	if (total(&st->other))
-		rows[n++] = st->other;
+	for (uint32_t i = 0; ct->slot && i <= ct->mask; i++)
+		if (ct->slot[i].comm[0])
+			rows[n++] = ct->slot[i];
+	if (total(&ct->other))
+		rows[n++] = ct->other;
 	qsort(rows, n, sizeof(*rows), by_total);
 	for (uint32_t i = 0; i < n; i++) {
 		sum.forks += rows[i].forks;
@@ -173,7 +217,7 @@ void proc_stats_print(FILE *f, struct proc_state *st)
 		fputs("],\"total\":", f);
 		json_row(f, &sum, 1);
 		fprintf(f, ",\"lost_events\":%llu,\"overruns\":%llu}\n",
-			(unsigned long long)st->gaps, (unsigned long long)st->overruns);
+			(unsigned long long)st->loss.gaps, (unsigned long long)st->loss.overruns);
 	} else {
 		fprintf(f, "\n%8s %8s %8s %8s %8s %8s  %s\n", "FORKS", "CLONES", "EXECS", "EXITS",
 			"FAILED", "LOST", "COMMAND");
@@ -190,14 +234,14 @@ void proc_stats_print(FILE *f, struct proc_state *st)
 void proc_loss_report(struct proc_state *st, int force)
 {
 	int64_t now = cnctl_now_ms();
-	uint64_t g = st->unreported_gaps, o = st->unreported_overruns;
+	uint64_t g = st->loss.unreported_gaps, o = st->loss.unreported_overruns;
 
 	if (!g && !o)
 		return;
-	if (!force && now - st->last_loss_report_ms < LOSS_REPORT_MS)
+	if (!force && now - st->loss.last_report_ms < LOSS_REPORT_MS)
 		return;
-	st->last_loss_report_ms = now;
-	st->unreported_gaps = st->unreported_overruns = 0;
+	st->loss.last_report_ms = now;
+	st->loss.unreported_gaps = st->loss.unreported_overruns = 0;
 	if (st->o->common.json) {
 		/* In the event stream, where a pipeline sees it; never left
 		 * out (--quiet or not): loss is never silent. */
@@ -205,8 +249,8 @@ void proc_loss_report(struct proc_state *st, int force)
 		fprintf(stdout,
 			",\"missing\":%llu,\"overruns\":%llu,\"total_missing\":%llu,"
 			"\"total_overruns\":%llu}\n",
-			(unsigned long long)g, (unsigned long long)o, (unsigned long long)st->gaps,
-			(unsigned long long)st->overruns);
+			(unsigned long long)g, (unsigned long long)o,
+			(unsigned long long)st->loss.gaps, (unsigned long long)st->loss.overruns);
 		return;
 	}
 	if (st->o->common.quiet)
@@ -216,8 +260,8 @@ void proc_loss_report(struct proc_state *st, int force)
 	fprintf(stderr,
 		"cnctl: lost events: %llu missing from per-CPU sequences, %llu receive "
 		"buffer overruns since the last report (total: %llu missing, %llu overruns)\n",
-		(unsigned long long)g, (unsigned long long)o, (unsigned long long)st->gaps,
-		(unsigned long long)st->overruns);
+		(unsigned long long)g, (unsigned long long)o, (unsigned long long)st->loss.gaps,
+		(unsigned long long)st->loss.overruns);
 }
 
 void proc_summary(struct proc_state *st)
@@ -237,11 +281,12 @@ void proc_summary(struct proc_state *st)
 			fputs("\"gaps_tracked\":false", stdout);
 		else
 			fprintf(stdout, "\"gaps_tracked\":true,\"missing\":%llu",
-				(unsigned long long)st->gaps);
+				(unsigned long long)st->loss.gaps);
 		fprintf(stdout,
 			",\"overruns\":%llu,\"resyncs\":%llu,\"appeared\":%llu,\"vanished\":%llu",
-			(unsigned long long)st->overruns, (unsigned long long)st->resyncs,
-			(unsigned long long)st->appeared, (unsigned long long)st->vanished);
+			(unsigned long long)st->loss.overruns, (unsigned long long)st->loss.resyncs,
+			(unsigned long long)st->loss.appeared,
+			(unsigned long long)st->loss.vanished);
 		if (have_drops)
 			fprintf(stdout, ",\"kernel_drops\":%llu", (unsigned long long)drops);
 		fputs("}\n", stdout);
@@ -251,19 +296,19 @@ void proc_summary(struct proc_state *st)
 		snprintf(gaps, sizeof(gaps), "gaps not tracked: kernel filter");
 	else
 		snprintf(gaps, sizeof(gaps), "%llu lost (per-CPU gaps)",
-			 (unsigned long long)st->gaps);
+			 (unsigned long long)st->loss.gaps);
 	fprintf(stderr, "cnctl: %llu events printed, %s, %llu overruns\n",
-		(unsigned long long)st->printed, gaps, (unsigned long long)st->overruns);
+		(unsigned long long)st->printed, gaps, (unsigned long long)st->loss.overruns);
 	/* On a line of its own: the line above keeps its shape. */
 	if (have_drops)
 		fprintf(stderr, "cnctl: %llu events dropped by the kernel for this socket\n",
 			(unsigned long long)drops);
-	if (st->resyncs)
+	if (st->loss.resyncs)
 		fprintf(stderr,
 			"cnctl: %llu resyncs with /proc after loss: %llu tasks appeared and %llu "
 			"vanished unseen\n",
-			(unsigned long long)st->resyncs, (unsigned long long)st->appeared,
-			(unsigned long long)st->vanished);
+			(unsigned long long)st->loss.resyncs, (unsigned long long)st->loss.appeared,
+			(unsigned long long)st->loss.vanished);
 }
 
 void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)

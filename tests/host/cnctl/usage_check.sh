@@ -46,6 +46,31 @@ bad_events)	run 2 "--events.*'forkk'" proc --events fork,forkk ;;
 empty_events)	run 2 "--events" proc --events= ;;
 tree_no_pid)	run 2 "--tree needs --pid" proc --tree ;;
 bad_pid)	run 2 "--pid.*'0'" proc --pid 0 ;;
+# pid_max is at most 2^22: no process has this pid.
+no_such_pid)	run 2 "--pid value '2147483647': no such process" proc --pid 2147483647 ;;
+empty_comm)	run 2 "--comm value '': an empty pattern" proc --comm '' ;;
+thread_pid)
+	# A thread's id is no process's: refused, naming the process.
+	python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(30,), daemon=True).start(); time.sleep(30)' &
+	py=$!
+	trap 'kill "$py" 2>/dev/null; rm -f "$err"' EXIT
+	for _ in $(seq 100); do
+		tid=$(ls "/proc/$py/task" 2>/dev/null | grep -vx "$py" | head -n 1)
+		[ -n "$tid" ] && break
+		sleep 0.05
+	done
+	[ -n "$tid" ] || { echo "FAIL: no thread in python $py"; exit 1; }
+	run 2 "--pid value '$tid': a thread of process $py (give $py)" proc --pid "$tid" ;;
+help_width)
+	# Every help fits 80 columns, and each option's line starts with it.
+	for c in "" proc send listen request notify kmod; do
+		# shellcheck disable=SC2086
+		long=$("$CNCTL" $c --help | awk 'length > 79')
+		[ -z "$long" ] || { echo "FAIL: cnctl $c --help: lines over 79 columns: $long"; exit 1; }
+	done
+	"$CNCTL" proc --help | grep -qE '^      --user NAME ' ||
+		{ echo "FAIL: proc --help: --user not on a line of its own"; exit 1; }
+	echo "ok: every --help within 79 columns" ;;
 bad_pgrp)	run 2 "--pgrp.*'x1'" proc --pgrp x1 ;;
 bad_user)	run 2 "--uid/--user.*'no-such-user-x'" proc --user no-such-user-x ;;
 bad_count)	run 2 "--count.*'-3'" proc --count -3 ;;
@@ -112,7 +137,7 @@ notify_bad_idx)	run 2 "--idx value '1:0'" notify --idx 1:0 --val 1 --group 1 ;;
 notify_bad_val)	run 2 "--val value '0xffffffff:2'" notify --idx 1 --val 0xffffffff:2 --group 1 ;;
 notify_bad_group) run 2 "--group value '0'" notify --idx 1 --val 1 --group 0 ;;
 notify_extra_arg) run 2 "'extra'" notify --idx 1 --val 1 --group 1 extra ;;
-# One option table for all subcommands (tools/cnctl/options.c): a long name
+# One option table for all subcommands (tools/cnctl/option_table.c): a long name
 # that another subcommand takes is still unknown here, and one that means
 # something else elsewhere keeps this subcommand's meaning.
 notify_join_unknown) run 2 "unknown option '--join'" notify --idx 1 --val 1 --join 1 ;;

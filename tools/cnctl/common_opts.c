@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * opts.c - the options several cnctl subcommands share (--unit, --kmod,
+ * common_opts.c - the options several cnctl subcommands share (--unit, --kmod,
  * --json, --quiet, --count, --timeout, --rcvbuf, --help, --version): one meaning and
  * one error message each, wherever they appear.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * options.c - every option of every cnctl subcommand, in one table. Each
+ * option_table.c - every option of every cnctl subcommand, in one table. Each
  * row says which subcommands take it, so `cnctl notify --join` is still an
  * unknown option while --json, --unit, --timeout... are spelt once. A
  * subcommand's getopt_long tables (short and long) are derived from it.

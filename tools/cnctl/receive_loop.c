@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * recv.c - receiving until stopped, for cnctl's proc, listen, request and
+ * receive_loop.c - receiving until stopped, for cnctl's proc, listen, request and
  * notify: the stop signals, waiting for the socket, what a receive error
  * means (overruns are counted and reported, never silent), and the receive
  * loop of listen and notify.

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# example_check.sh - a proc example run against a known workload (workload.c:
+# exit 3, SIGKILL, SIGSEGV with a core dump, a process of 3 threads that
+# exits 4), its output lines about the workload's processes and threads
+# compared, exactly, with what the workload's own waitpid saw.
+#
+# Usage: example_check.sh EXAMPLE WORKLOAD MODE    Exit: 0 pass, 1 fail, 77 skip
+#   MODE exits   the example prints process exits only (proc_exit_monitor,
+#                proc_monitor_sd_event): "pid P exited with status N",
+#                "pid P killed by signal S[ (core dumped)]", nothing for threads
+#   MODE events  it prints every event (proc_monitor_epoll): also
+#                "pid P forked by pid W", "pid P: coredump",
+#                "thread T of pid P started" and "... ended"
+# In CI (CI=true) a skip fails instead.
+set -u
+EXAMPLE=$1
+WORKLOAD=$2
+MODE=$3
+DEADLINE=${EXAMPLE_CHECK_DEADLINE:-60}
+
+skip() {
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL (a skip in CI): $1"
+		exit 1
+	fi
+	echo "SKIP: $1"
+	exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (the proc connector's policy may refuse others)"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/cn-example.XXXXXX") || exit 1
+ex=
+cleanup() {
+	[ -n "$ex" ] && kill "$ex" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $1"
+	for f in out err work; do
+		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 20 "$dir/$f"; }
+	done
+	exit 1
+}
+
+# exit_seen PID: the example printed a line about PID's exit (in whatever
+# form: the probe must not depend on what is being checked).
+exit_seen() { grep -w -e "$1" "$dir/out" 2>/dev/null | grep -q exit; }
+
+# probe: a process that exits 0, until the example printed its exit (the
+# example is listening, and has read every event before it).
+probe() {
+	local start=$SECONDS p
+	while :; do
+		(exit 0) &
+		p=$!
+		wait "$p"
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			exit_seen "$p" && return 0
+			sleep 0.05
+		done
+		kill -0 "$ex" 2>/dev/null || fail "$(basename "$EXAMPLE") exited: $(cat "$dir/err")"
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no exit line of a probe after ${DEADLINE}s"
+	done
+}
+
+# Where the SIGSEGV child's core goes (the system's setting is read, never
+# changed): a relative core_pattern puts it in the child's directory, an
+# absolute one is redirected to a tmpfs in a private mount namespace, a pipe
+# hands it to a helper that would keep it: no SIGSEGV case then.
+pattern=$(cat /proc/sys/kernel/core_pattern)
+cores=$dir/cores
+mkdir -p "$cores"
+segv=segv
+wrap=()
+case $pattern in
+'|'*)
+	echo "# core_pattern pipes cores to a helper ($pattern): the SIGSEGV case is left out"
+	segv=
+	;;
+/*)
+	wrap=(unshare -m sh -c 'mount -t tmpfs cn-cores "$1" && shift && exec "$@"' _ "$(dirname "$pattern")")
+	;;
+*)
+	case $pattern in */*) mkdir -p "$cores/$(dirname "$pattern")" ;; esac
+	;;
+esac
+
+"$EXAMPLE" >"$dir/out" 2>"$dir/err" &
+ex=$!
+probe
+"${wrap[@]}" "$WORKLOAD" "$cores" $segv >"$dir/work" 2>&1 || fail "the workload failed"
+wpid=$(sed -n 's/^workload \([0-9]*\)$/\1/p' "$dir/work")
+probe
+kill "$ex"
+wait "$ex" 2>/dev/null
+ex=
+
+# What the workload's waitpid saw must be what it asked for (a core dumped).
+want_status() { # NAME STATUS
+	local got
+	got=$(awk -v n="$1" '$1 == "child" && $2 == n { print $4 }' "$dir/work")
+	[ "$got" = "$2" ] || fail "the workload's $1 child ended with wait status '$got', not $2 (core_pattern: $pattern)"
+}
+want_status exit3 768
+want_status sigkill 9
+[ -n "$segv" ] && want_status segv 139 # SIGSEGV | 0x80 (core dumped)
+want_status threads 1024
+
+# The lines expected about the workload's children, and every word that
+# names one of them (their pids and thread ids).
+: >"$dir/want"
+ids=()
+while read -r _ name pid _ tids; do
+	ids+=("$pid")
+	case $name in
+	exit3) echo "pid $pid exited with status 3" ;;
+	sigkill) echo "pid $pid killed by signal 9" ;;
+	segv) echo "pid $pid killed by signal 11 (core dumped)" ;;
+	threads)
+		echo "pid $pid exited with status 4"
+		for t in $tids; do
+			ids+=("$t")
+			if [ "$MODE" = events ]; then
+				echo "thread $t of pid $pid started"
+				echo "thread $t of pid $pid ended"
+			fi
+		done
+		;;
+	esac >>"$dir/want"
+	if [ "$MODE" = events ]; then
+		echo "pid $pid forked by pid $wpid" >>"$dir/want"
+		[ "$name" = segv ] && echo "pid $pid: coredump" >>"$dir/want"
+	fi
+done < <(grep '^child ' "$dir/work")
+[ "${#ids[@]}" -ge 6 ] || fail "the workload reported $((${#ids[@]})) pids and thread ids, not 6 or more"
+
+re=$(printf '%s|' "${ids[@]}")
+grep -E -w -e "${re%|}" "$dir/out" | sort >"$dir/got"
+sort -o "$dir/want" "$dir/want"
+if ! cmp -s "$dir/want" "$dir/got"; then
+	echo "--- expected (the workload's waitpid) / +++ printed by $(basename "$EXAMPLE")"
+	diff -u "$dir/want" "$dir/got" | tail -n +3
+	fail "the example's lines about the workload differ"
+fi
+echo "ok: $(basename "$EXAMPLE"): $(wc -l <"$dir/got") lines about the workload, as its waitpid saw them"
