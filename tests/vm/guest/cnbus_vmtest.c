@@ -941,7 +941,7 @@ struct rx {
 	uint32_t pad_len;     /* odd-seq messages carry this many bytes (0: text only) */
 	uint64_t big;	      /* odd-seq messages of pad_len bytes received */
 	uint64_t bad_payload; /* messages whose payload is not what was inserted */
-	long long *last; /* per CPU (ack), while the burst runs */
+	long long *last;      /* per CPU (ack), while the burst runs */
 	volatile double last_rx;
 	struct cn_stats st; /* the listener's libcn counters after the burst */
 };
