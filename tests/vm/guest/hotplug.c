@@ -195,6 +195,50 @@ static uint64_t cpu_queued(unsigned int cpu)
 	return q;
 }
 
+/*
+ * cnbus says at pr_debug level, when a CPU's ring is freed, how many
+ * messages it still held (sent first). Where the kernel has dynamic debug,
+ * turn that line on (@on) or off; returns 0 when it could.
+ */
+static int dyndbg_ring_freed(int on)
+{
+	static const char *const ctl[] = { "/proc/dynamic_debug/control",
+					   "/sys/kernel/debug/dynamic_debug/control" };
+	const char *cmd = on ? "func cnbus_cbus_cpu_dead +p" : "func cnbus_cbus_cpu_dead -p";
+	unsigned int i;
+
+	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
+		int fd = open(ctl[i], O_WRONLY | O_CLOEXEC);
+		ssize_t n;
+
+		if (fd < 0)
+			continue;
+		n = write(fd, cmd, strlen(cmd));
+		close(fd);
+		if (n == (ssize_t)strlen(cmd))
+			return 0;
+	}
+	return -1;
+}
+
+/* From the kernel log: rings freed, and the messages they held then. */
+static void rings_freed(uint64_t *rings, uint64_t *held)
+{
+	FILE *f = popen("dmesg", "r");
+	char line[512], *p;
+
+	*rings = 0;
+	*held = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if ((p = strstr(line, "CBUS ring freed, "))) {
+			(*rings)++;
+			*held += strtoull(p + strlen("CBUS ring freed, "), NULL, 10);
+		}
+	pclose(f);
+}
+
 /* Wait until every ring is empty and inserted == sent + dropped. */
 static int wait_all_sent(struct kstat *k, double timeout_s)
 {
@@ -222,6 +266,8 @@ int t_cbus_hotplug(void)
 	struct stream_rx rx = { 0 };
 	uint64_t ins, sent, dropped, refused, arrived = 0, offline_checks = 0, ops = 0;
 	uint64_t queued_before = 0; /* on CPUs just before they were taken down */
+	uint64_t freed0 = 0, held0 = 0, freed1 = 0, held1 = 0;
+	int dyndbg = 0;
 	struct kstat k0, k1;
 	const char *e;
 	pthread_t th;
@@ -260,6 +306,8 @@ int t_cbus_hotplug(void)
 	CHECK(wait_all_sent(&k0, 60) == 0, "not drained before");
 	CHECK(pthread_create(&th, NULL, stream_rx_thread, &rx) == 0, "pthread_create");
 	started = 1;
+	dyndbg = dyndbg_ring_freed(1) == 0;
+	rings_freed(&freed0, &held0);
 
 	r = stream_request(CNBUS_TEST_STREAM_START, stream_per_round, &res);
 	CHECK(r == 0 && res.status == 0, "stream start: %d status %d", r, res.status);
@@ -329,6 +377,16 @@ int t_cbus_hotplug(void)
 	     (uint64_t)res.rounds, (uint64_t)res.inserted, (uint64_t)res.inserted_irq,
 	     from_irq_cpus, (uint64_t)res.refused, (uint64_t)res.enobufs, ins, sent, dropped,
 	     refused);
+	if (dyndbg) {
+		rings_freed(&freed1, &held1);
+		info("hotplug: cnbus freed %" PRIu64
+		     " rings of CPUs that went down; they held %" PRIu64
+		     " messages then, sent before the rings were freed",
+		     freed1 - freed0, held1 - held0);
+	} else {
+		info(
+		    "hotplug: no dynamic debug here: cnbus's line on each freed ring is not shown");
+	}
 	info("hotplug: received %" PRIu64 " (gaps %" PRIu64 ", repeats %" PRIu64 ", strays %" PRIu64
 	     ", overruns %" PRIu64 "); offline CPUs checked %" PRIu64 " times; %" PRId64 " lost",
 	     (uint64_t)rx.got, rx.gaps, rx.repeats, rx.strays, (uint64_t)rx.overruns,
@@ -350,6 +408,8 @@ int t_cbus_hotplug(void)
 	      "%" PRId64 " lost: arrived %" PRIu64 " of %" PRIu64, lost, (uint64_t)rx.got,
 	      (uint64_t)res.inserted);
 out:
+	if (dyndbg)
+		dyndbg_ring_freed(0);
 	if (streaming)
 		stream_request(CNBUS_TEST_STREAM_STOP, 0, &res);
 	if (started) {
