@@ -48,7 +48,8 @@
  * counters of a CPU that went away are still read and summed.
  *
  * Drains of a ring (its work item, cnbus_flush(), the hotplug teardown) are
- * serialised by its drain_lock: the teardown frees the ring under it.
+ * serialised by its drain_lock; the ring is made and freed under it too, so
+ * a drain reads the buffer under drain_lock alone.
  *
  * Unload: cnbus_cbus_exit() sets the shutdown flag under every CPU's lock:
  * an insert either saw the flag (and is refused) or finished queueing
@@ -98,7 +99,7 @@ struct cnbus_cbus_cpu {
 	unsigned int cpu;
 	struct work_struct work;
 	struct irq_work kick;
-	struct mutex drain_lock; /* one drain at a time; buf is freed under it */
+	struct mutex drain_lock; /* one drain at a time; buf and size change under it too */
 };
 
 static DEFINE_PER_CPU(struct cnbus_cbus_cpu, cnbus_cbus_cpus);
@@ -354,10 +355,12 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	/*
 	 * Interrupts are still off, so this is q's CPU: from hard IRQ or a
 	 * caller that had them off, the kick's irq_work queues the worker
-	 * once interrupts are back on.
+	 * once interrupts are back on. Not on a dying CPU (no longer online:
+	 * an irq_work run by its dying steps inserts): a kick queued there
+	 * would never run, and its death sends the ring anyway.
 	 */
 	atomic = irqs_disabled_flags(flags) || in_hardirq();
-	if (kick && atomic)
+	if (kick && atomic && cpu_online(q->cpu))
 		irq_work_queue(&q->kick);
 	local_irq_restore(flags);
 	if (kick && !atomic)
@@ -420,6 +423,7 @@ static int cnbus_cbus_cpu_prepare(unsigned int cpu)
 	buf = kvzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
 	if (!buf)
 		return -ENOMEM;
+	mutex_lock(&q->drain_lock);
 	raw_spin_lock_irqsave(&q->lock, flags);
 	q->buf = buf;
 	q->size = size;
@@ -428,6 +432,7 @@ static int cnbus_cbus_cpu_prepare(unsigned int cpu)
 	q->used = 0;
 	q->count = 0;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
+	mutex_unlock(&q->drain_lock);
 	return 0;
 }
 
@@ -443,12 +448,13 @@ static int cnbus_cbus_cpu_dead(unsigned int cpu)
 	u32 queued;
 	u8 *buf;
 
-	irq_work_sync(&q->kick);
-	cancel_work_sync(&q->work);
-	mutex_lock(&q->drain_lock);
 	raw_spin_lock_irqsave(&q->lock, flags);
 	queued = q->count;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
+	/* A kick left by the dying CPU ran there; a worker may still be busy. */
+	irq_work_sync(&q->kick);
+	cancel_work_sync(&q->work);
+	mutex_lock(&q->drain_lock);
 	cnbus_cbus_drain(q);
 	raw_spin_lock_irqsave(&q->lock, flags);
 	WARN_ON_ONCE(q->count);
@@ -458,7 +464,8 @@ static int cnbus_cbus_cpu_dead(unsigned int cpu)
 	raw_spin_unlock_irqrestore(&q->lock, flags);
 	mutex_unlock(&q->drain_lock);
 	kvfree(buf);
-	pr_debug("CPU %u: CBUS ring freed, %u queued messages sent first\n", cpu, queued);
+	pr_debug("CPU %u: CBUS ring freed, %u messages queued at its death sent first\n", cpu,
+		 queued);
 	return 0;
 }
 

@@ -44,8 +44,10 @@
  *     only while they queue the work items, so CPUs go offline and online
  *     in between; an irq_work still pending on a CPU that goes down runs
  *     there before it dies, a work item of a CPU that went down runs on
- *     another (and inserts there, under that CPU's number). STOP waits for
- *     the last inserts and answers with the counts.
+ *     another (and inserts there, under that CPU's number). A CPU going
+ *     offline inserts CNBUS_TEST_STREAM_MAX more of the first kind in its
+ *     hotplug teardown, so its ring likely holds some when it dies. STOP
+ *     waits for the last inserts and answers with the counts.
  * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
  *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included),
  *     moving to the next online CPU at each tick.
@@ -67,6 +69,7 @@
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/sched/clock.h>
@@ -124,6 +127,7 @@ static struct {
 	bool stopping;
 	u32 per_round;
 	u64 rounds;
+	int hp_state; /* the CPU hotplug state of the last inserts (below) */
 } cnbus_test_stream_state;
 
 static struct cnbus_test_cpu *cnbus_test_cpus;
@@ -454,7 +458,7 @@ out_reply:
  * (preemption or interrupts off), so its counters of @kind are ours: the
  * other kind may interrupt, but has its own.
  */
-static void cnbus_test_stream_insert(unsigned int kind)
+static void cnbus_test_stream_insert(unsigned int kind, u32 n)
 {
 	struct {
 		struct cn_msg msg;
@@ -462,8 +466,8 @@ static void cnbus_test_stream_insert(unsigned int kind)
 	} m;
 	unsigned int cpu = smp_processor_id();
 	struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
-	u32 i, n = READ_ONCE(cnbus_test_stream_state.per_round);
 	int len, err;
+	u32 i;
 
 	for (i = 0; i < n; i++) {
 		memset(&m.msg, 0, sizeof(m.msg));
@@ -487,7 +491,8 @@ static void cnbus_test_stream_insert(unsigned int kind)
 
 static void cnbus_test_stream_irq(struct irq_work *iw)
 {
-	cnbus_test_stream_insert(CNBUS_TEST_STREAM_IRQ);
+	cnbus_test_stream_insert(CNBUS_TEST_STREAM_IRQ,
+				 READ_ONCE(cnbus_test_stream_state.per_round));
 }
 
 /* A round's work item: this CPU's inserts, then its hard IRQ's (irq_work). */
@@ -496,7 +501,8 @@ static void cnbus_test_stream_task(struct work_struct *work)
 	struct cnbus_test_cpu *c = container_of(work, struct cnbus_test_cpu, stream_work);
 
 	preempt_disable();
-	cnbus_test_stream_insert(CNBUS_TEST_STREAM_TASK);
+	cnbus_test_stream_insert(CNBUS_TEST_STREAM_TASK,
+				 READ_ONCE(cnbus_test_stream_state.per_round));
 	irq_work_queue(&c->stream_iw);
 	preempt_enable();
 }
@@ -519,6 +525,23 @@ static void cnbus_test_stream_round(struct work_struct *work)
 		queue_delayed_work(system_wq, &cnbus_test_stream_state.round, 1);
 }
 
+/*
+ * CPU hotplug teardown, on a CPU going offline (no longer active, its work
+ * items still bound to it): while a stream runs, a last round of
+ * CNBUS_TEST_STREAM_MAX inserts there, so that its ring is likely still
+ * holding some when the CPU dies (what cnbus must send before freeing it).
+ */
+static int cnbus_test_stream_cpu_down(unsigned int cpu)
+{
+	if (!READ_ONCE(cnbus_test_stream_state.running) ||
+	    READ_ONCE(cnbus_test_stream_state.stopping))
+		return 0;
+	preempt_disable();
+	cnbus_test_stream_insert(CNBUS_TEST_STREAM_TASK, CNBUS_TEST_STREAM_MAX);
+	preempt_enable();
+	return 0;
+}
+
 /* Stop the running stream, wait for its last inserts, fill in @res. */
 static void cnbus_test_stream_stop(struct cnbus_test_stream *res)
 {
@@ -527,6 +550,9 @@ static void cnbus_test_stream_stop(struct cnbus_test_stream *res)
 	lockdep_assert_held(&cnbus_test_stream_state.lock);
 	WRITE_ONCE(cnbus_test_stream_state.stopping, true);
 	cancel_delayed_work_sync(&cnbus_test_stream_state.round);
+	/* A CPU going offline now inserts its last round before this returns. */
+	cpus_read_lock();
+	cpus_read_unlock();
 	for_each_possible_cpu(cpu) {
 		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
 		unsigned int k;
@@ -728,6 +754,11 @@ static int __init cnbus_test_init(void)
 	err = cnbus_test_add_many();
 	if (err)
 		goto out_del_stream;
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "cnbus_test:stream", NULL,
+					cnbus_test_stream_cpu_down);
+	if (err < 0)
+		goto out_del_many;
+	cnbus_test_stream_state.hp_state = err;
 
 	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
 	if (period_ms)
@@ -736,6 +767,8 @@ static int __init cnbus_test_init(void)
 	pr_info("loaded, timer period %u ms, %u more callbacks\n", period_ms, callbacks);
 	return 0;
 
+out_del_many:
+	cnbus_test_del_many(callbacks);
 out_del_stream:
 	cnbus_del_callback(&cnbus_test_ids[5]);
 out_del_bench:
@@ -773,6 +806,7 @@ static void __exit cnbus_test_exit(void)
 			res.refused);
 	}
 	mutex_unlock(&cnbus_test_stream_state.lock);
+	cpuhp_remove_state_nocalls(cnbus_test_stream_state.hp_state);
 	cnbus_test_free_cpus();
 	pr_info("unloaded after %llu timer messages\n", cnbus_test_counter);
 }

@@ -108,12 +108,14 @@ struct cnbus_test_bench {
  * START: until STOP, every tick a round runs: each online CPU inserts
  * per_round CBUS messages from a work item bound to it, which then raises
  * an irq_work that inserts per_round more from hard IRQ; nothing holds off
- * CPU hotplug between rounds, so
- * CPUs may go offline and online while it runs. Messages: id
+ * CPU hotplug between rounds, so CPUs may go offline and online while it
+ * runs. Messages: id
  * 0x123.CNBUS_TEST_STREAM, ack = cpu * 2 + kind (the CPU that inserted
  * it), seq = the number of earlier accepted inserts of that CPU and kind
- * since START, text "cpu=C stream=N". STOP waits for the last round and
- * answers with the counts; START answers at once (counts 0).
+ * since START, text "cpu=C stream=N". A CPU going offline meanwhile
+ * inserts CNBUS_TEST_STREAM_MAX more of the first kind in its hotplug
+ * teardown. STOP waits for the last inserts and answers with the counts;
+ * START answers at once (counts 0).
  */
 struct cnbus_test_stream {
 	__u32 op;		     /* CNBUS_TEST_STREAM_START or _STOP */

@@ -379,13 +379,11 @@ int t_cbus_hotplug(void)
 	     refused);
 	if (dyndbg) {
 		rings_freed(&freed1, &held1);
-		info("hotplug: cnbus freed %" PRIu64
-		     " rings of CPUs that went down; they held %" PRIu64
-		     " messages then, sent before the rings were freed",
+		info("hotplug: cnbus freed %" PRIu64 " rings of CPUs that went down; %" PRIu64
+		     " messages were queued there at their death, sent before the free",
 		     freed1 - freed0, held1 - held0);
 	} else {
-		info(
-		    "hotplug: no dynamic debug here: cnbus's line on each freed ring is not shown");
+		info("hotplug: no dynamic debug: cnbus's line on each freed ring is not shown");
 	}
 	info("hotplug: received %" PRIu64 " (gaps %" PRIu64 ", repeats %" PRIu64 ", strays %" PRIu64
 	     ", overruns %" PRIu64 "); offline CPUs checked %" PRIu64 " times; %" PRId64 " lost",
