@@ -355,12 +355,13 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	/*
 	 * Interrupts are still off, so this is q's CPU: from hard IRQ or a
 	 * caller that had them off, the kick's irq_work queues the worker
-	 * once interrupts are back on. Not on a dying CPU (no longer online:
-	 * an irq_work run by its dying steps inserts): a kick queued there
-	 * would never run, and its death sends the ring anyway.
+	 * once interrupts are back on. Not on a dying CPU past the point of no
+	 * return (going down and no longer online: an irq_work its dying
+	 * steps run inserts): a kick queued there would never run, and its
+	 * death sends the ring anyway.
 	 */
 	atomic = irqs_disabled_flags(flags) || in_hardirq();
-	if (kick && atomic && cpu_online(q->cpu))
+	if (kick && atomic && (cpu_online(q->cpu) || !cpu_dying(q->cpu)))
 		irq_work_queue(&q->kick);
 	local_irq_restore(flags);
 	if (kick && !atomic)
