@@ -1005,22 +1005,6 @@ static void *rx_thread(void *arg)
 	return NULL;
 }
 
-/* Wait until every queue is empty and inserted == sent + dropped. */
-static int wait_drained(struct kstat *k, double timeout_s)
-{
-	double end = now_s() + timeout_s;
-
-	for (;;) {
-		if (kstat_get(k))
-			return -EIO;
-		if (!k->queued && k->inserted == k->sent + k->dropped)
-			return 0;
-		if (now_s() > end)
-			return -ETIMEDOUT;
-		usleep(20000);
-	}
-}
-
 static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, int read_live,
 		 struct rx *rx, struct kstat *k0, struct kstat *k1, struct cnbus_test_burst *res)
 {
@@ -1043,7 +1027,7 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 	r = cn_set_rcvbuf(rx->s, rcvbuf);
 	CHECK(r > 0, "rcvbuf %d", r);
 	CHECK(cn_join(rx->s, CNBUS_TEST_IDX) == 0, "join");
-	CHECK(wait_drained(k0, 60) == 0, "not drained before");
+	CHECK(kstat_wait_drained(k0, 60) == 0, "not drained before");
 	if (read_live) {
 		CHECK(pthread_create(&th, NULL, rx_thread, rx) == 0, "pthread_create");
 		started = 1;
@@ -1053,7 +1037,7 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 	CHECK(r == 0, "burst request %d", r);
 	CHECK(rep.msg->len == sizeof(*res), "reply len");
 	memcpy(res, rep.msg->data, sizeof(*res));
-	CHECK(wait_drained(k1, 120) == 0, "not drained after the burst");
+	CHECK(kstat_wait_drained(k1, 120) == 0, "not drained after the burst");
 	if (started) {
 		/* Read until everything sent arrived or nothing came for 2 s. */
 		uint64_t want = k1->sent - k0->sent;
@@ -1506,7 +1490,7 @@ static int t_fault_blaster(void)
 	CHECK(sh != MAP_FAILED, "mmap");
 	memset(sh, 0, sizeof(*sh));
 	CHECK(pipe(ready) == 0, "pipe");
-	CHECK(wait_drained(&k0, 60) == 0, "kstat");
+	CHECK(kstat_wait_drained(&k0, 60) == 0, "kstat");
 	for (i = 0; i < FAULT_KIDS; i++) {
 		kids[i] = fork();
 		CHECK(kids[i] >= 0, "fork");
@@ -1670,7 +1654,7 @@ static int t_unload_in_flight(void)
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d status %#x", i,
 		      status);
 	}
-	CHECK(wait_drained(&k, 120) == 0, "queues not drained");
+	CHECK(kstat_wait_drained(&k, 120) == 0, "queues not drained");
 	CHECK(k.ncbs == 0, "%u callbacks left", k.ncbs);
 	info("after unload: inserted %" PRIu64 " sent %" PRIu64 " dropped %" PRIu64
 	     " refused(shutdown) %" PRIu64,

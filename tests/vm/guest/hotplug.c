@@ -239,22 +239,6 @@ static void rings_freed(uint64_t *rings, uint64_t *held)
 	pclose(f);
 }
 
-/* Wait until every ring is empty and inserted == sent + dropped. */
-static int wait_all_sent(struct kstat *k, double timeout_s)
-{
-	double end = now_s() + timeout_s;
-
-	for (;;) {
-		if (kstat_get(k))
-			return -EIO;
-		if (!k->queued && k->inserted == k->sent + k->dropped)
-			return 0;
-		if (now_s() > end)
-			return -ETIMEDOUT;
-		usleep(20000);
-	}
-}
-
 int t_cbus_hotplug(void)
 {
 	unsigned int cycle[HOTPLUG_CPUS], extra[HOTPLUG_EXTRA], ncycle = 0, nextra = 0;
@@ -303,7 +287,7 @@ int t_cbus_hotplug(void)
 	CHECK(rx.s, "cn_open");
 	CHECK(cn_set_rcvbuf(rx.s, 64 << 20) > 0, "rcvbuf");
 	CHECK(cn_join(rx.s, CNBUS_TEST_IDX) == 0, "join");
-	CHECK(wait_all_sent(&k0, 60) == 0, "not drained before");
+	CHECK(kstat_wait_drained(&k0, 60) == 0, "not drained before");
 	CHECK(pthread_create(&th, NULL, stream_rx_thread, &rx) == 0, "pthread_create");
 	started = 1;
 	dyndbg = dyndbg_ring_freed(1) == 0;
@@ -344,7 +328,7 @@ int t_cbus_hotplug(void)
 	r = stream_request(CNBUS_TEST_STREAM_STOP, 0, &res);
 	CHECK(r == 0 && res.status == 0, "stream stop: %d status %d", r, res.status);
 	streaming = 0;
-	CHECK(wait_all_sent(&k1, 120) == 0, "not drained after the stream");
+	CHECK(kstat_wait_drained(&k1, 120) == 0, "not drained after the stream");
 
 	ins = k1.inserted - k0.inserted;
 	sent = k1.sent - k0.sent;

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libcn/kmod.h>
 
@@ -69,6 +71,29 @@ void kstat_free(struct kstat *ks)
 	ks->info = NULL;
 	ks->cpu = NULL;
 	ks->cb = NULL;
+}
+
+static double kstat_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int kstat_wait_drained(struct kstat *ks, double timeout_s)
+{
+	double end = kstat_now() + timeout_s;
+
+	for (;;) {
+		if (kstat_get(ks))
+			return -EIO;
+		if (!ks->queued && ks->inserted == ks->sent + ks->dropped)
+			return 0;
+		if (kstat_now() > end)
+			return -ETIMEDOUT;
+		usleep(20000);
+	}
 }
 
 uint64_t kstat_refused_total(const struct kstat *ks)

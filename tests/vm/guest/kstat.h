@@ -34,6 +34,10 @@ int kstat_get(struct kstat *ks);
 int kstat_get_lists(struct kstat *ks);
 void kstat_free(struct kstat *ks);
 
+/* Wait (up to timeout_s) until every CBUS queue is empty and inserted ==
+ * sent + dropped; *ks is the last report. Returns 0, -ETIMEDOUT or -EIO. */
+int kstat_wait_drained(struct kstat *ks, double timeout_s);
+
 /* Sum of the refusals of received messages (all but CBUS_SHUTDOWN, a
  * refused cnbus_insert()): received == dispatched + this. */
 uint64_t kstat_refused_total(const struct kstat *ks);
