@@ -169,7 +169,9 @@ if [ -x /bin/cnctl ]; then
 
 		# send to 0x123.0x459: the test module multicasts it to group 0x123
 		# (reported as 291: above 32, libcn reads it from NETLINK_PKTINFO).
-		/bin/cnctl listen --kmod 0x123 --id 0x123.0x459 --count 1 --timeout 10s >/tmp/l.out 2>/tmp/l.err &
+		# It exits at its first message; the timeout is for a lost one only (the
+		# debug kernel on a loaded host once timed out at 10 s).
+		/bin/cnctl listen --kmod 0x123 --id 0x123.0x459 --count 1 --timeout 60s >/tmp/l.out 2>/tmp/l.err &
 		lpid=$!
 		await /tmp/l.err "listening on unit"
 		/bin/cnctl send --kmod 0x123.0x459 ping >/tmp/c.out 2>&1
@@ -191,7 +193,7 @@ if [ -x /bin/cnctl ]; then
 		tap $((rc + $?)) "kmod lists the test module's callbacks (exit $rc)" /tmp/c.out
 
 		# notify: unloading cnbus_test removes 0x123.0x456 and 0x123.0x457.
-		/bin/cnctl notify --idx 0x123 --val 0x456:2 --group 7 --count 2 --timeout 10s --json >/tmp/n.out 2>/tmp/n.err &
+		/bin/cnctl notify --idx 0x123 --val 0x456:2 --group 7 --count 2 --timeout 60s --json >/tmp/n.out 2>/tmp/n.err &
 		npid=$!
 		await /tmp/n.err "notification request"
 		rmmod cnbus_test
