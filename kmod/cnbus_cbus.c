@@ -2,7 +2,7 @@
 /*
  * CBUS: insert-only, any-context fast path.
  *
- * Queue. Each CPU owns one preallocated byte ring of variable-length
+ * Queue. Each online CPU owns one preallocated byte ring of variable-length
  * records (record header, struct cn_msg, payload; 8-byte aligned): the
  * "ring" proper is cbus_qlen * 128 bytes (cbus_qlen small messages), and
  * cbus_budget more bytes are an overflow that takes a burst the worker has
@@ -36,15 +36,29 @@
  * dropped. They are struct cnbus_cbus_stats, read as they are under the
  * ring's lock (cnbus_cbus_read()).
  *
+ * CPU hotplug. Rings exist for online CPUs only, so the memory follows the
+ * CPUs that are up, not the possible ones (often many more on cloud VMs).
+ * A dynamic state of the kernel's CPU hotplug machinery, in its prepare
+ * section, makes a CPU's ring before the CPU runs anything (so every insert
+ * finds one) and frees it once the CPU is dead: no code runs there any more,
+ * its kick has run (the dying CPU runs pending irq_work) and its interrupts
+ * went elsewhere, so nothing can be inserted; what is still queued is sent
+ * first, in order, from the CPU that runs the hotplug. The rest of a CPU's
+ * state (lock, counters, work item) is per possible CPU and stays: the
+ * counters of a CPU that went away are still read and summed.
+ *
+ * Drains of a ring (its work item, cnbus_flush(), the hotplug teardown) are
+ * serialised by its drain_lock; the ring is made and freed under it too, so
+ * a drain reads the buffer under drain_lock alone.
+ *
  * Unload: cnbus_cbus_exit() sets the shutdown flag under every CPU's lock:
  * an insert either saw the flag (and is refused) or finished queueing
- * before, so after that the rings only shrink. Then the kicks and work
- * items are flushed and anything left is sent.
+ * before, so after that the rings only shrink. Then removing the hotplug
+ * state runs the teardown on every online CPU: anything left is sent.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -57,32 +71,14 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/topology.h>
+#include <linux/cpuhotplug.h>
+#include <linux/cpumask.h>
+#include <linux/mutex.h>
 #include <net/netlink.h>
 
 #include "cnbus_internal.h"
 
-#define CNBUS_CBUS_QLEN_MAX   65536
-#define CNBUS_CBUS_SLOT	      128 /* ring bytes per cbus_qlen: a small message */
-#define CNBUS_CBUS_BUDGET_MAX (64U << 20)
-#define CNBUS_CBUS_BATCH_MAX  1024
-
-module_param_named(cbus_qlen, cnbus_dev.cbus_qlen, uint, 0444);
-MODULE_PARM_DESC(cbus_qlen,
-		 "per-CPU CBUS ring in small messages (128 bytes each), 1..65536 (default 1024)");
-
-module_param_named(cbus_budget, cnbus_dev.cbus_budget, uint, 0444);
-MODULE_PARM_DESC(cbus_budget,
-		 "per-CPU CBUS overflow bytes beyond the ring, 0..64 MiB (default 262144)");
-
-static unsigned int cbus_batch = 64;
-module_param(cbus_batch, uint, 0644);
-MODULE_PARM_DESC(cbus_batch,
-		 "messages per CBUS datagram, 1..1024 (default 64; 1: one datagram per message)");
-
-static unsigned int cbus_worker_delay_us;
-module_param(cbus_worker_delay_us, uint, 0444);
-MODULE_PARM_DESC(cbus_worker_delay_us,
-		 "testing only: the CBUS worker sleeps this long before each datagram (default 0)");
+#define CNBUS_CBUS_SLOT 128 /* ring bytes per cbus_qlen: a small message */
 
 /* A queued message: this header, then struct cn_msg and its payload. */
 struct cnbus_cbus_rec {
@@ -91,22 +87,24 @@ struct cnbus_cbus_rec {
 };
 
 struct cnbus_cbus_cpu {
-	raw_spinlock_t lock; /* protects everything below but work and kick */
-	u8 *buf;
-	u32 size;  /* bytes in buf */
-	u32 head;  /* oldest record; only the worker moves it */
-	u32 tail;  /* where the next record goes */
-	u32 used;  /* bytes from head to tail, wrap gap included */
-	u32 count; /* queued messages, including those being packed */
+	raw_spinlock_t lock; /* protects everything below but the last four */
+	u8 *buf;	     /* the ring; NULL while the CPU is offline */
+	u32 size;	     /* bytes in buf */
+	u32 head;	     /* oldest record; only a drain moves it */
+	u32 tail;	     /* where the next record goes */
+	u32 used;	     /* bytes from head to tail, wrap gap included */
+	u32 count;	     /* queued messages, including those being packed */
 	bool shutdown;
+	struct cnbus_cbus_stats stats;
 	unsigned int cpu;
 	struct work_struct work;
 	struct irq_work kick;
-	struct cnbus_cbus_stats stats;
+	struct mutex drain_lock; /* one drain at a time; buf and size change under it too */
 };
 
 static DEFINE_PER_CPU(struct cnbus_cbus_cpu, cnbus_cbus_cpus);
 static struct workqueue_struct *cnbus_cbus_wq;
+static int cnbus_cbus_hp_state; /* the dynamic CPU hotplug state */
 
 static inline struct cn_msg *cnbus_cbus_msg(struct cnbus_cbus_rec *rec)
 {
@@ -231,8 +229,8 @@ static struct sk_buff *cnbus_cbus_pack(struct cnbus_cbus_cpu *q, u32 head, u32 n
 /*
  * Send every queued record of @q in order, one datagram at a time: plan
  * and pack it (the records stay ours until head moves past them), give
- * the bytes back to inserters, then broadcast. Process context; only one
- * drain runs per ring (the work item, or the exit path after it).
+ * the bytes back to inserters, then broadcast. Process context; the
+ * caller holds q->drain_lock, so only one drain runs per ring.
  */
 static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 {
@@ -241,6 +239,7 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 	unsigned long flags;
 	bool lost;
 
+	lockdep_assert_held(&q->drain_lock);
 	for (;;) {
 		raw_spin_lock_irqsave(&q->lock, flags);
 		head = q->head;
@@ -249,7 +248,8 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 		if (!avail)
 			break;
 
-		batch = clamp_t(u32, READ_ONCE(cbus_batch), 1, CNBUS_CBUS_BATCH_MAX);
+		/* Writable: whatever the parameter says now (1..1024). */
+		batch = READ_ONCE(cnbus_dev.cbus_batch);
 		n = cnbus_cbus_plan(q, head, avail, batch, &next, &taken, &bytes, &group);
 		skb = NULL;
 		lost = false;
@@ -272,8 +272,11 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 		raw_spin_unlock_irqrestore(&q->lock, flags);
 
 		if (skb) {
-			if (unlikely(cbus_worker_delay_us))
-				usleep_range(cbus_worker_delay_us, cbus_worker_delay_us + 100);
+#ifdef CNBUS_TESTING
+			if (unlikely(cnbus_dev.cbus_worker_delay_us))
+				usleep_range(cnbus_dev.cbus_worker_delay_us,
+					     cnbus_dev.cbus_worker_delay_us + 100);
+#endif
 			/* -ESRCH, -ENOBUFS (a listener overran and is told): left the bus. */
 			cnbus_broadcast(skb, group, GFP_KERNEL);
 		}
@@ -283,7 +286,11 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 
 static void cnbus_cbus_work(struct work_struct *work)
 {
-	cnbus_cbus_drain(container_of(work, struct cnbus_cbus_cpu, work));
+	struct cnbus_cbus_cpu *q = container_of(work, struct cnbus_cbus_cpu, work);
+
+	mutex_lock(&q->drain_lock);
+	cnbus_cbus_drain(q);
+	mutex_unlock(&q->drain_lock);
 }
 
 int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
@@ -312,6 +319,12 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 			raw_spin_unlock_irqrestore(&q->lock, flags);
 			cnbus_refuse(CNBUS_REFUSED_A_CBUS_SHUTDOWN);
 			return -ESHUTDOWN;
+		}
+		/* Rings come before a CPU runs and go after it died (above). */
+		if (WARN_ON_ONCE(!q->buf)) {
+			q->stats.refused++;
+			raw_spin_unlock_irqrestore(&q->lock, flags);
+			return -ENOBUFS;
 		}
 		rec = cnbus_cbus_reserve(q, size);
 		if (likely(rec))
@@ -342,10 +355,13 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	/*
 	 * Interrupts are still off, so this is q's CPU: from hard IRQ or a
 	 * caller that had them off, the kick's irq_work queues the worker
-	 * once interrupts are back on.
+	 * once interrupts are back on. Not on a dying CPU past the point of no
+	 * return (going down and no longer online: an irq_work its dying
+	 * steps run inserts): a kick queued there would never run, and its
+	 * death sends the ring anyway.
 	 */
 	atomic = irqs_disabled_flags(flags) || in_hardirq();
-	if (kick && atomic)
+	if (kick && atomic && (cpu_online(q->cpu) || !cpu_dying(q->cpu)))
 		irq_work_queue(&q->kick);
 	local_irq_restore(flags);
 	if (kick && !atomic)
@@ -359,12 +375,20 @@ void cnbus_flush(void)
 	unsigned int cpu;
 
 	might_sleep();
-	/* A pending kick queues the work; then the worker empties the ring. */
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
+		/* A pending kick queues the work; then the worker empties the ring. */
 		irq_work_sync(&q->kick);
 		flush_work(&q->work);
+		/*
+		 * A CPU going offline meanwhile has its ring drained by the
+		 * hotplug teardown, under drain_lock: wait for that, and send
+		 * whatever a worker has not reached yet.
+		 */
+		mutex_lock(&q->drain_lock);
+		cnbus_cbus_drain(q);
+		mutex_unlock(&q->drain_lock);
 	}
 }
 EXPORT_SYMBOL_GPL(cnbus_flush);
@@ -383,56 +407,101 @@ u32 cnbus_cbus_read(unsigned int cpu, struct cnbus_cbus_stats *st)
 	return queued;
 }
 
+static u32 cnbus_cbus_ring_size(void)
+{
+	return cnbus_dev.cbus_qlen * CNBUS_CBUS_SLOT + ALIGN(cnbus_dev.cbus_budget, 8);
+}
+
+/* Hotplug prepare: @cpu is about to come up (or is up, at load); its ring. */
+static int cnbus_cbus_cpu_prepare(unsigned int cpu)
+{
+	struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
+	u32 size = cnbus_cbus_ring_size();
+	unsigned long flags;
+	u8 *buf;
+
+	/* Without it the CPU does not come up (or cnbus does not load). */
+	buf = kvzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&q->drain_lock);
+	raw_spin_lock_irqsave(&q->lock, flags);
+	q->buf = buf;
+	q->size = size;
+	q->head = 0;
+	q->tail = 0;
+	q->used = 0;
+	q->count = 0;
+	raw_spin_unlock_irqrestore(&q->lock, flags);
+	mutex_unlock(&q->drain_lock);
+	return 0;
+}
+
+/*
+ * Hotplug teardown: @cpu is dead (or cnbus is unloading, inserts refused).
+ * Nothing can be inserted into its ring any more: send what is queued, in
+ * order, then free the ring. Its counters stay.
+ */
+static int cnbus_cbus_cpu_dead(unsigned int cpu)
+{
+	struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
+	unsigned long flags;
+	u32 queued;
+	u8 *buf;
+
+	raw_spin_lock_irqsave(&q->lock, flags);
+	queued = q->count;
+	raw_spin_unlock_irqrestore(&q->lock, flags);
+	/* A kick left by the dying CPU ran there; a worker may still be busy. */
+	irq_work_sync(&q->kick);
+	cancel_work_sync(&q->work);
+	mutex_lock(&q->drain_lock);
+	cnbus_cbus_drain(q);
+	raw_spin_lock_irqsave(&q->lock, flags);
+	WARN_ON_ONCE(q->count);
+	buf = q->buf;
+	q->buf = NULL;
+	q->size = 0;
+	raw_spin_unlock_irqrestore(&q->lock, flags);
+	mutex_unlock(&q->drain_lock);
+	kvfree(buf);
+	pr_debug("CPU %u: CBUS ring freed, %u messages queued at its death sent first\n", cpu,
+		 queued);
+	return 0;
+}
+
 int cnbus_cbus_init(void)
 {
 	unsigned int cpu;
-	u32 size;
+	int ret;
 
-	if (!cnbus_dev.cbus_qlen || cnbus_dev.cbus_qlen > CNBUS_CBUS_QLEN_MAX) {
-		pr_err("cbus_qlen must be in [1, %u]\n", CNBUS_CBUS_QLEN_MAX);
-		return -EINVAL;
-	}
-	if (cnbus_dev.cbus_budget > CNBUS_CBUS_BUDGET_MAX) {
-		pr_err("cbus_budget must be at most %u\n", CNBUS_CBUS_BUDGET_MAX);
-		return -EINVAL;
-	}
-	if (!cbus_batch || cbus_batch > CNBUS_CBUS_BATCH_MAX) {
-		pr_err("cbus_batch must be in [1, %u]\n", CNBUS_CBUS_BATCH_MAX);
-		return -EINVAL;
-	}
-	size = cnbus_dev.cbus_qlen * CNBUS_CBUS_SLOT + ALIGN(cnbus_dev.cbus_budget, 8);
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
 		raw_spin_lock_init(&q->lock);
+		mutex_init(&q->drain_lock);
 		INIT_WORK(&q->work, cnbus_cbus_work);
 		/* Hard even on PREEMPT_RT: queueing work is allowed there. */
 		q->kick = IRQ_WORK_INIT_HARD(cnbus_cbus_kick_fn);
 		q->cpu = cpu;
-		q->size = size;
-		q->head = 0;
-		q->tail = 0;
-		q->used = 0;
+		q->buf = NULL;
+		q->size = 0;
 		q->count = 0;
 		q->shutdown = false;
 		memset(&q->stats, 0, sizeof(q->stats));
-		q->buf = kvzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
-		if (!q->buf)
-			goto out_free_rings;
 	}
 	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM | CNBUS_WQ_PERCPU, 0);
 	if (!cnbus_cbus_wq)
-		goto out_free_rings;
-	return 0;
-
-out_free_rings:
-	for_each_possible_cpu(cpu) {
-		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
-
-		kvfree(q->buf);
-		q->buf = NULL;
+		return -ENOMEM;
+	/* Runs the prepare step for every online CPU now, undone on failure. */
+	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "net/cnbus:cbus", cnbus_cbus_cpu_prepare,
+				cnbus_cbus_cpu_dead);
+	if (ret < 0) {
+		destroy_workqueue(cnbus_cbus_wq);
+		return ret;
 	}
-	return -ENOMEM;
+	cnbus_cbus_hp_state = ret;
+	return 0;
 }
 
 void cnbus_cbus_exit(void)
@@ -449,23 +518,15 @@ void cnbus_cbus_exit(void)
 		pending += q->count;
 		raw_spin_unlock_irqrestore(&q->lock, flags);
 	}
-	/* From here on the rings only shrink. */
-	for_each_possible_cpu(cpu) {
-		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
-
-		irq_work_sync(&q->kick);
-		flush_work(&q->work);
-		/* A CPU that went offline may leave work undone: finish it. */
-		cnbus_cbus_drain(q);
-	}
+	/* From here on the rings only shrink: send what is left, free them. */
+	cpuhp_remove_state(cnbus_cbus_hp_state);
 	destroy_workqueue(cnbus_cbus_wq);
 
+	/* Every CPU that ever inserted, online or gone, counts. */
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		WARN_ON_ONCE(q->count);
-		kvfree(q->buf);
-		q->buf = NULL;
+		WARN_ON_ONCE(q->count || q->buf);
 		sum.inserted += q->stats.inserted;
 		sum.sent += q->stats.sent;
 		sum.dropped += q->stats.dropped;

@@ -8,7 +8,7 @@
  * its id: nothing is queued per callback, so no message can overwrite
  * another. Callbacks live on an RCU list; each call holds a reference so a
  * callback can be removed while messages are in flight: removal waits for
- * the running calls.
+ * the running calls, not for an RCU grace period (cnbus_del_callback()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -85,13 +85,18 @@ void cnbus_del_callback(const struct cb_id *id)
 	cnbus_notify_event(id, CN_NOTIFY_REMOVED);
 	mutex_unlock(&cnbus_dev.callbacks_lock);
 
-	/* No new lookup can find it after the grace period... */
-	synchronize_rcu();
-	/* ...and the calls already running hold references. */
+	/*
+	 * Drop the list's reference and wait for the calls that hold one.
+	 * Once the count is zero no call can start: a lookup that still
+	 * finds @cb (it left the list, but an RCU reader may hold it) fails
+	 * to take a reference. So no grace period is waited for here, and
+	 * removing N callbacks (a module's unload) costs no N of them; only
+	 * the memory waits for one, for those readers, in kfree_rcu().
+	 */
 	cnbus_put(cb);
 	wait_for_completion(&cb->released);
 	pr_debug("removed callback %s %u.%u\n", cb->name, id->idx, id->val);
-	kfree(cb);
+	kfree_rcu(cb, rcu);
 }
 EXPORT_SYMBOL_GPL(cnbus_del_callback);
 

@@ -4,6 +4,7 @@
  * connector.c has struct cn_dev) and each layer's calls. The files form
  * layers, each calling only those listed before it:
  *
+ *   cnbus_params.c  module parameters: the tunables of cnbus_dev, range-checked
  *   cnbus_dev.c     the bus: callback lookup, message framing, broadcast
  *   cnbus_notify.c  notification requests at {-1,-1}
  *   cnbus_core.c    callback registration, send/reply, netlink input, /proc
@@ -19,6 +20,7 @@
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/completion.h>
+#include <linux/rcupdate.h>
 #include <linux/skbuff.h>
 
 #include <libcn/kmod_genl.h>
@@ -35,6 +37,7 @@ struct cnbus_callback {
 	cnbus_callback_t callback;
 	refcount_t refcnt;	    /* list reference + one per call */
 	struct completion released; /* refcnt reached zero */
+	struct rcu_head rcu;	    /* freed after lookups that may still see it */
 };
 
 /*
@@ -48,14 +51,22 @@ struct cnbus_stats {
 	atomic64_t reply_dropped;	      /* cnbus_reply(): receiver full */
 };
 
-/* The bus. There is one, cnbus_dev; its bounds are module parameters. */
+/*
+ * The bus. There is one, cnbus_dev. Every tunable is a field here, set by
+ * its module parameter (cnbus_params.c, which checks its range); all but
+ * cbus_batch are read-only after load.
+ */
 struct cnbus_dev {
-	struct sock *nls; /* the netlink unit's kernel socket */
-	int unit;
-	unsigned int groups;	     /* multicast groups 1..groups */
-	unsigned int max_notify;     /* bound on notification requests */
-	unsigned int cbus_qlen;	     /* per-CPU CBUS ring, in small messages */
-	unsigned int cbus_budget;    /* per-CPU CBUS overflow bytes */
+	struct sock *nls;	  /* the netlink unit's kernel socket */
+	unsigned int unit;	  /* netlink unit (protocol number) */
+	unsigned int groups;	  /* multicast groups 1..groups */
+	unsigned int max_notify;  /* bound on notification requests */
+	unsigned int cbus_qlen;	  /* per-CPU CBUS ring, in small messages */
+	unsigned int cbus_budget; /* per-CPU CBUS overflow bytes */
+	unsigned int cbus_batch;  /* messages per CBUS datagram; writable */
+#ifdef CNBUS_TESTING
+	unsigned int cbus_worker_delay_us; /* test builds: worker sleeps per datagram */
+#endif
 	struct list_head callbacks;  /* struct cnbus_callback, RCU */
 	struct mutex callbacks_lock; /* writers of callbacks */
 	unsigned int callbacks_gen;  /* bumped at each change: dumps see it */

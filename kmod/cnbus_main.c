@@ -1,26 +1,26 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Module init and exit: the netlink unit and the layers of cnbus.ko
- * (cnbus_internal.h), brought up bottom to top and down in reverse.
+ * (cnbus_internal.h) that have something to set up, in this order:
+ *
+ *   the unit    the netlink kernel socket (and, when it goes, the
+ *               notification requests that came in through it)
+ *   cbus        the CPU hotplug state: a ring per online CPU, their workers
+ *   genl        the generic netlink family
+ *   core        /proc/net/cnbus
+ *
+ * Exit, and a failed init, undo them in the reverse order: CBUS drains its
+ * rings through the unit, so the unit comes first and goes last.
+ * The parameters were checked as they were set (cnbus_params.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/net.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
 
 #include "cnbus_internal.h"
-
-#define CNBUS_GROUPS_MIN 32
-#define CNBUS_GROUPS_MAX 65536
-
-module_param_named(unit, cnbus_dev.unit, int, 0444);
-MODULE_PARM_DESC(unit, "netlink unit (protocol) of the bus (default 5)");
-
-module_param_named(groups, cnbus_dev.groups, uint, 0444);
-MODULE_PARM_DESC(groups, "multicast groups, i.e. the highest usable idx, 32..65536 (default 1024)");
 
 /*
  * Is @unit free? netlink_kernel_create() accepts a unit that another user
@@ -30,7 +30,7 @@ MODULE_PARM_DESC(groups, "multicast groups, i.e. the highest usable idx, 32..655
  * socket succeeds exactly when the unit is registered (it may first load
  * the module that owns the unit, as any socket() would).
  */
-static int cnbus_unit_free(int unit)
+static int cnbus_unit_free(unsigned int unit)
 {
 	struct socket *sock;
 	int err;
@@ -44,63 +44,68 @@ static int cnbus_unit_free(int unit)
 	return -EBUSY;
 }
 
-static int __init cnbus_init(void)
+/* Create the unit's kernel socket, cnbus_dev.nls. */
+static int cnbus_unit_create(void)
 {
 	struct netlink_kernel_cfg cfg = {
-		.groups = 0,
+		.groups = cnbus_dev.groups,
 		.flags = NL_CFG_F_NONROOT_RECV,
 		.input = cnbus_core_rx,
 	};
 	int err;
 
-	if (cnbus_dev.unit < 0 || cnbus_dev.unit >= MAX_LINKS) {
-		pr_err("unit %d out of range\n", cnbus_dev.unit);
-		return -EINVAL;
-	}
-	if (cnbus_dev.groups < CNBUS_GROUPS_MIN || cnbus_dev.groups > CNBUS_GROUPS_MAX) {
-		pr_err("groups %u out of range [%u, %u]\n", cnbus_dev.groups, CNBUS_GROUPS_MIN,
-		       CNBUS_GROUPS_MAX);
-		return -EINVAL;
-	}
-	cfg.groups = cnbus_dev.groups;
-
 	err = cnbus_unit_free(cnbus_dev.unit);
 	if (err) {
-		pr_err("netlink unit %d is in use (%d): choose a free one with unit=\n",
+		pr_err("netlink unit %u is in use (%d): choose a free one with unit=\n",
 		       cnbus_dev.unit, err);
 		return err;
 	}
+	cnbus_dev.nls = netlink_kernel_create(&init_net, cnbus_dev.unit, &cfg);
+	if (!cnbus_dev.nls) {
+		pr_err("cannot create netlink unit %u (in use?)\n", cnbus_dev.unit);
+		return -EBUSY;
+	}
+	return 0;
+}
 
-	err = cnbus_cbus_init();
+/* Release the unit; the notification requests that came through it go too. */
+static void cnbus_unit_release(void)
+{
+	netlink_kernel_release(cnbus_dev.nls);
+	cnbus_dev.nls = NULL;
+	cnbus_notify_exit();
+}
+
+static int __init cnbus_init(void)
+{
+	int err;
+
+	err = cnbus_unit_create();
 	if (err)
 		return err;
 
-	cnbus_dev.nls = netlink_kernel_create(&init_net, cnbus_dev.unit, &cfg);
-	if (!cnbus_dev.nls) {
-		pr_err("cannot create netlink unit %d (in use?)\n", cnbus_dev.unit);
-		err = -EBUSY;
-		goto out_cbus_exit;
-	}
+	err = cnbus_cbus_init();
+	if (err)
+		goto out_unit_release;
 
 	err = cnbus_genl_init();
 	if (err)
-		goto out_release_nls;
+		goto out_cbus_exit;
 
 	err = cnbus_core_init();
 	if (err)
 		goto out_genl_exit;
 
-	pr_info("version %s on netlink unit %d, %u groups\n", CNBUS_VERSION, cnbus_dev.unit,
+	pr_info("version %s on netlink unit %u, %u groups\n", CNBUS_VERSION, cnbus_dev.unit,
 		cnbus_dev.groups);
 	return 0;
 
 out_genl_exit:
 	cnbus_genl_exit();
-out_release_nls:
-	netlink_kernel_release(cnbus_dev.nls);
-	cnbus_dev.nls = NULL;
 out_cbus_exit:
 	cnbus_cbus_exit();
+out_unit_release:
+	cnbus_unit_release();
 	return err;
 }
 
@@ -108,9 +113,8 @@ static void __exit cnbus_exit(void)
 {
 	cnbus_core_exit();
 	cnbus_genl_exit();
-	cnbus_cbus_exit(); /* drains the queues through cnbus_dev.nls */
-	netlink_kernel_release(cnbus_dev.nls);
-	cnbus_notify_exit();
+	cnbus_cbus_exit(); /* drains the rings through the unit */
+	cnbus_unit_release();
 	pr_info("unloaded\n");
 }
 

@@ -14,7 +14,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/list.h>
 #include <linux/slab.h>
@@ -25,9 +24,6 @@
 #include <libcn/proto.h>
 
 #include "cnbus_internal.h"
-
-module_param_named(max_notify, cnbus_dev.max_notify, uint, 0444);
-MODULE_PARM_DESC(max_notify, "maximum number of notification requests (default 64)");
 
 struct cnbus_notify_entry {
 	struct list_head list;

@@ -35,6 +35,19 @@
  *     (drain). The request is answered (seq, ack + 1) with the struct, the
  *     per-CPU sums filled in. Without a listener on group 0x123 a direct
  *     send costs almost nothing (-ESRCH), so subscribe one first.
+ * 0x123.0x45b: CBUS stream, for CPU hotplug under load. Payload: struct
+ *     cnbus_test_stream. START: until STOP, a round every tick: each online
+ *     CPU inserts per_round messages from a work item bound to it
+ *     (preemption off), which then raises an irq_work that inserts
+ *     per_round more in hard IRQ; ack = cpu * 2 + kind, seq counting that
+ *     CPU's and kind's accepted inserts. The rounds hold off CPU hotplug
+ *     only while they queue the work items, so CPUs go offline and online
+ *     in between; an irq_work still pending on a CPU that goes down runs
+ *     there before it dies, a work item of a CPU that went down runs on
+ *     another (and inserts there, under that CPU's number). A CPU going
+ *     offline inserts CNBUS_TEST_STREAM_MAX more of the first kind in its
+ *     hotplug teardown, so its ring likely holds some when it dies. STOP
+ *     waits for the last inserts and answers with the counts.
  * Timer: every period_ms, inserts a CBUS message with id 0x123.0x456,
  *     seq = N, ack = cpu and the text "cpu=C counter=N" (NUL included),
  *     moving to the next online CPU at each tick.
@@ -56,6 +69,7 @@
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/smp.h>
 #include <linux/cpumask.h>
 #include <linux/sched/clock.h>
@@ -96,7 +110,25 @@ struct cnbus_test_cpu {
 	u64 inserted;
 	u64 refused;
 	u64 enobufs;
+	/* Stream: its sources, and per kind what this CPU inserted (below). */
+	struct irq_work stream_iw;
+	struct work_struct stream_work;
+	u32 stream_seq[2];
+	u64 stream_inserted[2];
+	u64 stream_refused[2];
+	u64 stream_enobufs[2];
 };
+
+/* The stream (one at a time): its rounds and what they ask for. */
+static struct {
+	struct mutex lock; /* START and STOP */
+	struct delayed_work round;
+	bool running;
+	bool stopping;
+	u32 per_round;
+	u64 rounds;
+	int hp_state; /* the CPU hotplug state of the last inserts (below) */
+} cnbus_test_stream_state;
 
 static struct cnbus_test_cpu *cnbus_test_cpus;
 static DEFINE_MUTEX(cnbus_test_burst_lock);
@@ -107,7 +139,7 @@ static u64 cnbus_test_counter;
 static const struct cb_id cnbus_test_ids[] = {
 	{ CNBUS_TEST_IDX, CNBUS_TEST_ECHO_A }, { CNBUS_TEST_IDX, CNBUS_TEST_ECHO_B },
 	{ CNBUS_TEST_IDX, CNBUS_TEST_BURST },  { CNBUS_TEST_IDX, CNBUS_TEST_MCAST },
-	{ CNBUS_TEST_IDX, CNBUS_TEST_BENCH },
+	{ CNBUS_TEST_IDX, CNBUS_TEST_BENCH },  { CNBUS_TEST_IDX, CNBUS_TEST_STREAM },
 };
 
 /* Does the sender have CAP_NET_ADMIN (as netlink_capable() checks it)? */
@@ -421,6 +453,187 @@ out_reply:
 	kfree(reply);
 }
 
+/*
+ * One round's inserts of @kind on this CPU. The caller keeps the CPU
+ * (preemption or interrupts off), so its counters of @kind are ours: the
+ * other kind may interrupt, but has its own.
+ */
+static void cnbus_test_stream_insert(unsigned int kind, u32 n)
+{
+	struct {
+		struct cn_msg msg;
+		char text[CNBUS_TEST_TEXT];
+	} m;
+	unsigned int cpu = smp_processor_id();
+	struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+	int len, err;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		memset(&m.msg, 0, sizeof(m.msg));
+		m.msg.id.idx = CNBUS_TEST_IDX;
+		m.msg.id.val = CNBUS_TEST_STREAM;
+		m.msg.seq = c->stream_seq[kind];
+		m.msg.ack = cpu * 2 + kind;
+		len = scnprintf(m.text, sizeof(m.text), "cpu=%u stream=%u", cpu, m.msg.seq);
+		m.msg.len = len + 1;
+		err = cnbus_insert(&m.msg, GFP_ATOMIC);
+		if (err) {
+			c->stream_refused[kind]++;
+			if (err == -ENOBUFS)
+				c->stream_enobufs[kind]++;
+			continue;
+		}
+		c->stream_seq[kind]++;
+		c->stream_inserted[kind]++;
+	}
+}
+
+static void cnbus_test_stream_irq(struct irq_work *iw)
+{
+	cnbus_test_stream_insert(CNBUS_TEST_STREAM_IRQ,
+				 READ_ONCE(cnbus_test_stream_state.per_round));
+}
+
+/* A round's work item: this CPU's inserts, then its hard IRQ's (irq_work). */
+static void cnbus_test_stream_task(struct work_struct *work)
+{
+	struct cnbus_test_cpu *c = container_of(work, struct cnbus_test_cpu, stream_work);
+
+	preempt_disable();
+	cnbus_test_stream_insert(CNBUS_TEST_STREAM_TASK,
+				 READ_ONCE(cnbus_test_stream_state.per_round));
+	irq_work_queue(&c->stream_iw);
+	preempt_enable();
+}
+
+/*
+ * A round: a work item on every online CPU, then the next round a tick
+ * later. The hotplug lock is held only while queueing them (a CPU must not
+ * go away under queue_work_on()).
+ */
+static void cnbus_test_stream_round(struct work_struct *work)
+{
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu)
+		queue_work_on(cpu, system_highpri_wq, &cnbus_test_cpus[cpu].stream_work);
+	cpus_read_unlock();
+	cnbus_test_stream_state.rounds++;
+	if (!READ_ONCE(cnbus_test_stream_state.stopping))
+		queue_delayed_work(system_wq, &cnbus_test_stream_state.round, 1);
+}
+
+/*
+ * CPU hotplug teardown, on a CPU going offline (no longer active, its work
+ * items still bound to it): while a stream runs, a last round of
+ * CNBUS_TEST_STREAM_MAX inserts there, so that its ring is likely still
+ * holding some when the CPU dies (what cnbus must send before freeing it).
+ */
+static int cnbus_test_stream_cpu_down(unsigned int cpu)
+{
+	if (!READ_ONCE(cnbus_test_stream_state.running) ||
+	    READ_ONCE(cnbus_test_stream_state.stopping))
+		return 0;
+	preempt_disable();
+	cnbus_test_stream_insert(CNBUS_TEST_STREAM_TASK, CNBUS_TEST_STREAM_MAX);
+	preempt_enable();
+	return 0;
+}
+
+/* Stop the running stream, wait for its last inserts, fill in @res. */
+static void cnbus_test_stream_stop(struct cnbus_test_stream *res)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&cnbus_test_stream_state.lock);
+	WRITE_ONCE(cnbus_test_stream_state.stopping, true);
+	cancel_delayed_work_sync(&cnbus_test_stream_state.round);
+	/* A CPU going offline now inserts its last round before this returns. */
+	cpus_read_lock();
+	cpus_read_unlock();
+	for_each_possible_cpu(cpu) {
+		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+		unsigned int k;
+
+		flush_work(&c->stream_work);
+		irq_work_sync(&c->stream_iw);
+		for (k = 0; k < 2; k++) {
+			res->inserted += c->stream_inserted[k];
+			res->refused += c->stream_refused[k];
+			res->enobufs += c->stream_enobufs[k];
+		}
+		res->inserted_irq += c->stream_inserted[CNBUS_TEST_STREAM_IRQ];
+	}
+	res->rounds = cnbus_test_stream_state.rounds;
+	cnbus_test_stream_state.running = false;
+}
+
+static int cnbus_test_stream_start(u32 per_round)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&cnbus_test_stream_state.lock);
+	for_each_possible_cpu(cpu) {
+		struct cnbus_test_cpu *c = &cnbus_test_cpus[cpu];
+
+		memset(c->stream_seq, 0, sizeof(c->stream_seq));
+		memset(c->stream_inserted, 0, sizeof(c->stream_inserted));
+		memset(c->stream_refused, 0, sizeof(c->stream_refused));
+		memset(c->stream_enobufs, 0, sizeof(c->stream_enobufs));
+	}
+	cnbus_test_stream_state.per_round = per_round;
+	cnbus_test_stream_state.rounds = 0;
+	cnbus_test_stream_state.stopping = false;
+	cnbus_test_stream_state.running = true;
+	queue_delayed_work(system_wq, &cnbus_test_stream_state.round, 0);
+	return 0;
+}
+
+static void cnbus_test_stream(struct cn_msg *msg, struct netlink_skb_parms *nsp)
+{
+	u8 buf[sizeof(struct cn_msg) + sizeof(struct cnbus_test_stream)] __aligned(8);
+	struct cn_msg *reply = (struct cn_msg *)buf;
+	struct cnbus_test_stream req;
+
+	if (msg->len != sizeof(req))
+		return;
+	memcpy(&req, msg->data, sizeof(req));
+	req.rounds = 0;
+	req.inserted = 0;
+	req.inserted_irq = 0;
+	req.refused = 0;
+	req.enobufs = 0;
+	req.status = 0;
+	if (!cnbus_test_capable(nsp)) {
+		req.status = -EPERM;
+		goto out_reply;
+	}
+	mutex_lock(&cnbus_test_stream_state.lock);
+	if (req.op == CNBUS_TEST_STREAM_START &&
+	    (!req.per_round || req.per_round > CNBUS_TEST_STREAM_MAX))
+		req.status = -EINVAL;
+	else if (req.op == CNBUS_TEST_STREAM_START && cnbus_test_stream_state.running)
+		req.status = -EALREADY;
+	else if (req.op == CNBUS_TEST_STREAM_START)
+		req.status = cnbus_test_stream_start(req.per_round);
+	else if (req.op != CNBUS_TEST_STREAM_STOP)
+		req.status = -EINVAL;
+	else if (!cnbus_test_stream_state.running)
+		req.status = -EALREADY;
+	else
+		cnbus_test_stream_stop(&req);
+	mutex_unlock(&cnbus_test_stream_state.lock);
+
+out_reply:
+	*reply = *msg;
+	reply->ack = msg->ack + 1;
+	reply->len = sizeof(req);
+	memcpy(reply->data, &req, sizeof(req));
+	cnbus_reply(reply, nsp->portid, GFP_KERNEL);
+}
+
 static void cnbus_test_timer_fn(struct timer_list *t)
 {
 	struct {
@@ -499,6 +712,8 @@ static int __init cnbus_test_init(void)
 	unsigned int cpu;
 	int err;
 
+	mutex_init(&cnbus_test_stream_state.lock);
+	INIT_DELAYED_WORK(&cnbus_test_stream_state.round, cnbus_test_stream_round);
 	cnbus_test_cpus = kcalloc(nr_cpu_ids, sizeof(*cnbus_test_cpus), GFP_KERNEL);
 	if (!cnbus_test_cpus)
 		return -ENOMEM;
@@ -508,6 +723,8 @@ static int __init cnbus_test_init(void)
 		INIT_WORK(&c->work, cnbus_test_burst_work);
 		INIT_WORK(&c->bench_work, cnbus_test_bench_work);
 		c->iw = IRQ_WORK_INIT_HARD(cnbus_test_burst_irq);
+		c->stream_iw = IRQ_WORK_INIT_HARD(cnbus_test_stream_irq);
+		INIT_WORK(&c->stream_work, cnbus_test_stream_task);
 		init_completion(&c->done);
 		c->big = kmalloc(sizeof(*c->big) + CNBUS_TEST_PAD_MAX, GFP_KERNEL);
 		if (!c->big) {
@@ -531,9 +748,17 @@ static int __init cnbus_test_init(void)
 	err = cnbus_add_callback(&cnbus_test_ids[4], "cnbus_test_bench", cnbus_test_bench);
 	if (err)
 		goto out_del_mcast;
-	err = cnbus_test_add_many();
+	err = cnbus_add_callback(&cnbus_test_ids[5], "cnbus_test_stream", cnbus_test_stream);
 	if (err)
 		goto out_del_bench;
+	err = cnbus_test_add_many();
+	if (err)
+		goto out_del_stream;
+	err = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "cnbus_test:stream", NULL,
+					cnbus_test_stream_cpu_down);
+	if (err < 0)
+		goto out_del_many;
+	cnbus_test_stream_state.hp_state = err;
 
 	timer_setup(&cnbus_test_timer, cnbus_test_timer_fn, 0);
 	if (period_ms)
@@ -542,6 +767,10 @@ static int __init cnbus_test_init(void)
 	pr_info("loaded, timer period %u ms, %u more callbacks\n", period_ms, callbacks);
 	return 0;
 
+out_del_many:
+	cnbus_test_del_many(callbacks);
+out_del_stream:
+	cnbus_del_callback(&cnbus_test_ids[5]);
 out_del_bench:
 	cnbus_del_callback(&cnbus_test_ids[4]);
 out_del_mcast:
@@ -567,6 +796,17 @@ static void __exit cnbus_test_exit(void)
 	cnbus_test_del_many(callbacks);
 	for (i = ARRAY_SIZE(cnbus_test_ids) - 1; i >= 0; i--)
 		cnbus_del_callback(&cnbus_test_ids[i]);
+	/* No START can come any more; a stream left running stops here. */
+	mutex_lock(&cnbus_test_stream_state.lock);
+	if (cnbus_test_stream_state.running) {
+		struct cnbus_test_stream res = {};
+
+		cnbus_test_stream_stop(&res);
+		pr_info("stream stopped at unload: %llu inserted, %llu refused\n", res.inserted,
+			res.refused);
+	}
+	mutex_unlock(&cnbus_test_stream_state.lock);
+	cpuhp_remove_state_nocalls(cnbus_test_stream_state.hp_state);
 	cnbus_test_free_cpus();
 	pr_info("unloaded after %llu timer messages\n", cnbus_test_counter);
 }

@@ -100,21 +100,6 @@ static void *rx_thread(void *arg)
 	return NULL;
 }
 
-static int wait_drained(struct kstat *k, double timeout_s)
-{
-	double end = now_s() + timeout_s;
-
-	for (;;) {
-		if (kstat_get(k))
-			return -EIO;
-		if (!k->queued && k->inserted == k->sent + k->dropped)
-			return 0;
-		if (now_s() > end)
-			return -ETIMEDOUT;
-		usleep(20000);
-	}
-}
-
 /* Wait until the listener got `want` of `field` or went quiet for 2 s. */
 static void wait_rx(struct rx *rx, volatile uint64_t *field, uint64_t want)
 {
@@ -226,7 +211,7 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 	double t0;
 	int r;
 
-	if (wait_drained(&k0, 60)) {
+	if (kstat_wait_drained(&k0, 60)) {
 		printf("Bail out! queues not drained before the burst\n");
 		return 1;
 	}
@@ -238,7 +223,7 @@ static int run_burst(struct cn_sock *c, struct rx *rx, uint32_t count, uint32_t 
 		return 1;
 	}
 	memcpy(&res, rep.msg->data, sizeof(res));
-	if (wait_drained(&k1, 120)) {
+	if (kstat_wait_drained(&k1, 120)) {
 		printf("Bail out! queues not drained after the burst\n");
 		return 1;
 	}

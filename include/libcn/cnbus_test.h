@@ -31,6 +31,7 @@ typedef uint64_t cnbus_test_u64;
 #define CNBUS_TEST_BURST   0x458 /* struct cnbus_test_burst */
 #define CNBUS_TEST_MCAST   0x459 /* sent on to the id's group; reply: two __s32 */
 #define CNBUS_TEST_BENCH   0x45a /* struct cnbus_test_bench */
+#define CNBUS_TEST_STREAM  0x45b /* struct cnbus_test_stream */
 #define CNBUS_TEST_UNKNOWN 0x999 /* no callback: what 0x459 also sends to */
 
 /* Burst flags. */
@@ -45,6 +46,7 @@ typedef uint64_t cnbus_test_u64;
 #define CNBUS_TEST_BENCH_MAX  (1U << 20) /* bench messages per CPU */
 #define CNBUS_TEST_BATCH_MAX  4096	 /* bench messages per batch */
 #define CNBUS_TEST_BENCH_CPUS 16	 /* CPUs a bench reports */
+#define CNBUS_TEST_STREAM_MAX 256	 /* stream inserts per CPU, kind and round */
 
 /*
  * Burst request (payload of CNBUS_TEST_BURST), or just its first __u32.
@@ -93,6 +95,38 @@ struct cnbus_test_bench {
 	__s32 status; /* reply: 0 or -EPERM */
 	__u32 pad;
 	struct cnbus_test_bench_cpu cpu[CNBUS_TEST_BENCH_CPUS]; /* reply */
+};
+
+/* Stream operations and the kinds of its messages (ack = cpu * 2 + kind). */
+#define CNBUS_TEST_STREAM_START 1
+#define CNBUS_TEST_STREAM_STOP	2
+#define CNBUS_TEST_STREAM_TASK	0 /* inserted by a work item, preemption off */
+#define CNBUS_TEST_STREAM_IRQ	1 /* inserted in hard IRQ (irq_work) */
+
+/*
+ * Stream request (payload of CNBUS_TEST_STREAM). Needs CAP_NET_ADMIN.
+ * START: until STOP, every tick a round runs: each online CPU inserts
+ * per_round CBUS messages from a work item bound to it, which then raises
+ * an irq_work that inserts per_round more from hard IRQ; nothing holds off
+ * CPU hotplug between rounds, so CPUs may go offline and online while it
+ * runs. Messages: id
+ * 0x123.CNBUS_TEST_STREAM, ack = cpu * 2 + kind (the CPU that inserted
+ * it), seq = the number of earlier accepted inserts of that CPU and kind
+ * since START, text "cpu=C stream=N". A CPU going offline meanwhile
+ * inserts CNBUS_TEST_STREAM_MAX more of the first kind in its hotplug
+ * teardown. STOP waits for the last inserts and answers with the counts;
+ * START answers at once (counts 0).
+ */
+struct cnbus_test_stream {
+	__u32 op;		     /* CNBUS_TEST_STREAM_START or _STOP */
+	__u32 per_round;	     /* START: 1..CNBUS_TEST_STREAM_MAX */
+	cnbus_test_u64 rounds;	     /* reply (STOP): rounds run */
+	cnbus_test_u64 inserted;     /* reply (STOP): inserts accepted, both kinds */
+	cnbus_test_u64 inserted_irq; /* reply (STOP): of them in hard IRQ */
+	cnbus_test_u64 refused;	     /* reply (STOP): inserts refused */
+	cnbus_test_u64 enobufs;	     /* reply (STOP): refusals that were -ENOBUFS */
+	__s32 status; /* reply: 0, -EPERM, -EINVAL (op, bounds), -EALREADY (running or not) */
+	__u32 pad;
 };
 
 #endif /* LIBCN_CNBUS_TEST_H */

@@ -11,7 +11,7 @@
 set -eu
 
 SRC=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
-LAYERS="cnbus_dev.c cnbus_notify.c cnbus_core.c cnbus_cbus.c cnbus_genl.c cnbus_main.c"
+LAYERS="cnbus_params.c cnbus_dev.c cnbus_notify.c cnbus_core.c cnbus_cbus.c cnbus_genl.c cnbus_main.c"
 
 # Every kmod file of cnbus.ko is in LAYERS (a new file must take a place).
 for f in $(sed -n 's/^cnbus-y := //p' "$SRC/kmod/Kbuild" | sed 's/\.o\b/.c/g'); do

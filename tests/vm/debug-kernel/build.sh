@@ -76,10 +76,11 @@ fail() { echo "FAIL: debug kernel: $*" >&2; tail -n 30 "$LOG" >&2; exit 1; }
 		make ARCH=x86_64 olddefconfig
 } >"$LOG" 2>&1 || fail "configuration"
 
-# Kconfig drops an option whose dependencies are missing without a word:
-# every "=y" of the fragment must be in the .config, every "is not set" not.
-MISSING=$(grep -E '^CONFIG_[A-Z0-9_]+=y$' "$FRAGMENT" | while read -r want; do
-	grep -qx "$want" .config || echo "${want%=y}"
+# Kconfig drops an option whose dependencies are missing (or clamps a
+# number to its range) without a word: every "=y" or "=N" of the fragment
+# must be in the .config as written, every "is not set" not.
+MISSING=$(grep -E '^CONFIG_[A-Z0-9_]+=(y|[0-9]+)$' "$FRAGMENT" | while read -r want; do
+	grep -qx "$want" .config || echo "$want"
 done)
 [ -z "$MISSING" ] || fail "not set in .config:" $MISSING
 UNWANTED=$(sed -n 's/^# \(CONFIG_[A-Z0-9_]*\) is not set$/\1/p' "$FRAGMENT" | while read -r opt; do

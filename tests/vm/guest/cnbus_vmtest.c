@@ -42,6 +42,7 @@
 const char *test_ko;
 int unit;
 int ncpus;
+int ncpu_ids;
 static int npass, nfail, nskip, ntest;
 static unsigned int burst_n = 50000;
 static unsigned int echo_n = 5000;
@@ -138,13 +139,15 @@ static int t_kmod_info(void)
 	int rc = 0, r;
 	unsigned int i, found = 0;
 
-	r = kstat_get(&ks);
+	r = kstat_get_lists(&ks);
 	CHECK(r == 0, "kstat_get %d", r);
 	info("cnbus %s unit %u groups %u max_notify %u cbus_qlen %u cpus %u callbacks %u",
 	     ks.version, ks.unit, ks.groups, ks.max_notify, ks.cbus_qlen, ks.ncpus, ks.ncbs);
 	CHECK(ks.unit == (uint32_t)unit, "unit %u", ks.unit);
 	CHECK(ks.version[0], "no version");
 	CHECK(ks.ncpus >= (unsigned int)ncpus, "cpus %u < %d", ks.ncpus, ncpus);
+	CHECK(ks.ncpus == ks.possible_cpus, "cpus %u listed, %u possible", ks.ncpus,
+	      ks.possible_cpus);
 	for (i = 0; i < ks.ncbs; i++) {
 		info("callback %s %u.%u", ks.cb[i].name, ks.cb[i].idx, ks.cb[i].val);
 		if (ks.cb[i].idx == CNBUS_TEST_IDX && ks.cb[i].val >= CNBUS_TEST_ECHO_A &&
@@ -159,6 +162,7 @@ static int t_kmod_info(void)
 	r = echo_round_trips(s, CNBUS_TEST_ECHO_B, 10);
 	CHECK(r == 0, "echo over cn_bus_open");
 out:
+	kstat_free(&ks);
 	cn_close(s);
 	return rc;
 }
@@ -222,7 +226,7 @@ static int t_example_module(void)
 	unsigned char buf[CN_MSG_SIZE(64)];
 	struct cn_sock *s = NULL;
 	struct cn_message rep;
-	struct kstat k;
+	struct kstat k = { 0 };
 	struct cn_msg *m;
 	unsigned int i, found = 0;
 	int rc = 0, r, fd, loaded = 0;
@@ -235,11 +239,12 @@ static int t_example_module(void)
 	close(fd);
 	CHECK(r == 0, "load %s: %d", path, r);
 	loaded = 1;
-	CHECK(kstat_get(&k) == 0, "kstat");
+	CHECK(kstat_get_lists(&k) == 0, "kstat");
 	for (i = 0; i < k.ncbs; i++)
 		if (k.cb[i].idx == HELLO_IDX && k.cb[i].val == HELLO_VAL &&
 		    !strcmp(k.cb[i].name, "cn_hello"))
 			found++;
+	kstat_free(&k);
 	CHECK(found == 1, "cn_hello callback listed %u times", found);
 	s = cn_bus_open(NULL);
 	CHECK(s, "cn_bus_open: %s", strerror(errno));
@@ -268,10 +273,11 @@ static int t_example_module(void)
 	r = mod_unload("cn_hello");
 	CHECK(r == 0, "unload cn_hello: %d", r);
 	loaded = 0;
-	CHECK(kstat_get(&k) == 0, "kstat");
+	CHECK(kstat_get_lists(&k) == 0, "kstat");
 	for (i = 0; i < k.ncbs; i++)
 		CHECK(k.cb[i].idx != HELLO_IDX, "callback left after unload");
 out:
+	kstat_free(&k);
 	cn_close(s);
 	if (loaded)
 		mod_unload("cn_hello");
@@ -676,13 +682,15 @@ static int t_cbus_timer_order(void)
 {
 	enum { N = 40 };
 	struct cn_sock *s = open_sock(0, 0);
-	long long last[KSTAT_MAX_CPUS];
+	long long *last = malloc(ncpu_ids * sizeof(*last));
+	unsigned int *percpu = calloc(ncpu_ids, sizeof(*percpu));
 	struct cn_message m;
-	unsigned int cpu, i, percpu[KSTAT_MAX_CPUS] = { 0 };
+	unsigned int cpu, i;
 	unsigned long long counter;
 	int rc = 0, r;
 
-	for (i = 0; i < KSTAT_MAX_CPUS; i++)
+	CHECK(last && percpu, "malloc");
+	for (i = 0; i < (unsigned int)ncpu_ids; i++)
 		last[i] = -1;
 	CHECK(s, "cn_open");
 	CHECK(cn_join(s, CNBUS_TEST_IDX) == 0, "join");
@@ -692,18 +700,50 @@ static int t_cbus_timer_order(void)
 		CHECK(m.msg->len > 0 && m.msg->data[m.msg->len - 1] == 0, "text not terminated");
 		CHECK(sscanf((const char *)m.msg->data, "cpu=%u counter=%llu", &cpu, &counter) == 2,
 		      "text '%s'", (const char *)m.msg->data);
-		CHECK(cpu < KSTAT_MAX_CPUS && cpu == m.msg->ack, "cpu %u ack %u", cpu, m.msg->ack);
+		CHECK(cpu < (unsigned int)ncpu_ids && cpu == m.msg->ack, "cpu %u ack %u", cpu,
+		      m.msg->ack);
 		CHECK(m.msg->seq == (uint32_t)counter, "seq %u counter %llu", m.msg->seq, counter);
 		CHECK((long long)counter > last[cpu], "cpu %u: counter %llu after %lld", cpu,
 		      counter, last[cpu]);
 		last[cpu] = (long long)counter;
 		percpu[cpu]++;
 	}
-	for (cpu = 0; cpu < (unsigned int)ncpus && cpu < KSTAT_MAX_CPUS; cpu++)
-		info("cpu %u: %u timer messages in order", cpu, percpu[cpu]);
+	for (cpu = 0; cpu < (unsigned int)ncpu_ids; cpu++)
+		if (percpu[cpu])
+			info("cpu %u: %u timer messages in order", cpu, percpu[cpu]);
 out:
+	free(last);
+	free(percpu);
 	cn_close(s);
 	return rc;
+}
+
+/*
+ * The highest possible CPU number + 1 (/sys/devices/system/cpu/possible,
+ * "0-239" or "0,2-5"): CPU numbers in messages are below it.
+ */
+int possible_cpu_ids(void)
+{
+	char buf[4096], *p;
+	unsigned long max = 0;
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		return (int)sysconf(_SC_NPROCESSORS_CONF);
+	}
+	fclose(f);
+	for (p = buf; *p;) {
+		unsigned long v = strtoul(p, &p, 10);
+
+		if (v > max)
+			max = v;
+		if (*p != '-' && *p != ',')
+			break;
+		p++;
+	}
+	return (int)max + 1;
 }
 
 /* Reload cnbus_test with the given parameters. */
@@ -901,7 +941,7 @@ struct rx {
 	uint32_t pad_len;     /* odd-seq messages carry this many bytes (0: text only) */
 	uint64_t big;	      /* odd-seq messages of pad_len bytes received */
 	uint64_t bad_payload; /* messages whose payload is not what was inserted */
-	long long last[KSTAT_MAX_CPUS];
+	long long *last;      /* per CPU (ack), while the burst runs */
 	volatile double last_rx;
 	struct cn_stats st; /* the listener's libcn counters after the burst */
 };
@@ -952,7 +992,7 @@ static void *rx_thread(void *arg)
 			if (m->id.idx != CNBUS_TEST_IDX || m->id.val != CNBUS_TEST_BURST ||
 			    msgs[i].port)
 				continue;
-			if (m->ack < KSTAT_MAX_CPUS) {
+			if (m->ack < (uint32_t)ncpu_ids) {
 				if ((long long)m->seq <= rx->last[m->ack])
 					rx->order_breaks++;
 				rx->last[m->ack] = m->seq;
@@ -963,22 +1003,6 @@ static void *rx_thread(void *arg)
 		rx->last_rx = now_s();
 	}
 	return NULL;
-}
-
-/* Wait until every queue is empty and inserted == sent + dropped. */
-static int wait_drained(struct kstat *k, double timeout_s)
-{
-	double end = now_s() + timeout_s;
-
-	for (;;) {
-		if (kstat_get(k))
-			return -EIO;
-		if (!k->queued && k->inserted == k->sent + k->dropped)
-			return 0;
-		if (now_s() > end)
-			return -ETIMEDOUT;
-		usleep(20000);
-	}
 }
 
 static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, int read_live,
@@ -994,14 +1018,16 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 
 	memset(rx, 0, sizeof(*rx));
 	rx->pad_len = len;
-	for (i = 0; i < KSTAT_MAX_CPUS; i++)
+	rx->last = malloc(ncpu_ids * sizeof(*rx->last));
+	CHECK(rx->last, "malloc");
+	for (i = 0; i < ncpu_ids; i++)
 		rx->last[i] = -1;
 	rx->s = open_sock(CN_OPEN_NONBLOCK, 0);
 	CHECK(c && rx->s, "cn_open");
 	r = cn_set_rcvbuf(rx->s, rcvbuf);
 	CHECK(r > 0, "rcvbuf %d", r);
 	CHECK(cn_join(rx->s, CNBUS_TEST_IDX) == 0, "join");
-	CHECK(wait_drained(k0, 60) == 0, "not drained before");
+	CHECK(kstat_wait_drained(k0, 60) == 0, "not drained before");
 	if (read_live) {
 		CHECK(pthread_create(&th, NULL, rx_thread, rx) == 0, "pthread_create");
 		started = 1;
@@ -1011,7 +1037,7 @@ static int burst(unsigned int count, uint32_t flags, uint32_t len, int rcvbuf, i
 	CHECK(r == 0, "burst request %d", r);
 	CHECK(rep.msg->len == sizeof(*res), "reply len");
 	memcpy(res, rep.msg->data, sizeof(*res));
-	CHECK(wait_drained(k1, 120) == 0, "not drained after the burst");
+	CHECK(kstat_wait_drained(k1, 120) == 0, "not drained after the burst");
 	if (started) {
 		/* Read until everything sent arrived or nothing came for 2 s. */
 		uint64_t want = k1->sent - k0->sent;
@@ -1030,6 +1056,8 @@ out:
 		rx->stop = 1;
 		pthread_join(th, NULL);
 	}
+	free(rx->last);
+	rx->last = NULL;
 	cn_close(c);
 	return rc;
 }
@@ -1462,7 +1490,7 @@ static int t_fault_blaster(void)
 	CHECK(sh != MAP_FAILED, "mmap");
 	memset(sh, 0, sizeof(*sh));
 	CHECK(pipe(ready) == 0, "pipe");
-	CHECK(wait_drained(&k0, 60) == 0, "kstat");
+	CHECK(kstat_wait_drained(&k0, 60) == 0, "kstat");
 	for (i = 0; i < FAULT_KIDS; i++) {
 		kids[i] = fork();
 		CHECK(kids[i] >= 0, "fork");
@@ -1626,7 +1654,7 @@ static int t_unload_in_flight(void)
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d status %#x", i,
 		      status);
 	}
-	CHECK(wait_drained(&k, 120) == 0, "queues not drained");
+	CHECK(kstat_wait_drained(&k, 120) == 0, "queues not drained");
 	CHECK(k.ncbs == 0, "%u callbacks left", k.ncbs);
 	info("after unload: inserted %" PRIu64 " sent %" PRIu64 " dropped %" PRIu64
 	     " refused(shutdown) %" PRIu64,
@@ -1760,6 +1788,7 @@ int main(int argc, char **argv)
 	if ((e = getenv("CNBUS_FAULT_SEED")))
 		fault_seed = (unsigned int)strtoul(e, NULL, 0);
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	ncpu_ids = possible_cpu_ids();
 
 	/* Discovery: the unit comes from the generic netlink family. */
 	r = kstat_get(&ks);
@@ -1795,6 +1824,8 @@ int main(int argc, char **argv)
 	run("cbus_budget_refused", t_cbus_budget_refused, argc, argv);
 	run("cbus_mixed_sizes", t_cbus_mixed_sizes, argc, argv);
 	run("cbus_overrun_reported", t_cbus_overrun_reported, argc, argv);
+	run("cbus_hotplug", t_cbus_hotplug, argc, argv);
+	run("param_write_refused", t_param_write_refused, argc, argv);
 	/* proc_listeners.c, before proc_events (which leaves a listener count
 	 * behind on 6.1, see there) */
 	run("proc_ignore_unlistened", t_proc_ignore_unlistened, argc, argv);

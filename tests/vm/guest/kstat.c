@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * kstat.c - cnbus.ko's report for the guest tests, read through libcn's
- * cn_bus_query() (generic netlink family "cnbus").
+ * cn_bus_query() (generic netlink family "cnbus"), which has no bound on
+ * the number of CPUs or callbacks: neither has this.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <libcn/kmod.h>
 
 #include "kstat.h"
 
-int kstat_get(struct kstat *ks)
+int kstat_get_lists(struct kstat *ks)
 {
 	struct cn_bus_info *info;
 	unsigned int i;
@@ -27,6 +30,7 @@ int kstat_get(struct kstat *ks)
 	ks->notify_count = info->notify_count;
 	ks->cbus_qlen = info->cbus_qlen;
 	ks->cbus_budget = info->cbus_budget;
+	ks->possible_cpus = info->possible_cpus;
 	memcpy(ks->version, info->version, sizeof(ks->version));
 	ks->version[sizeof(ks->version) - 1] = '\0';
 	ks->received = info->received;
@@ -35,23 +39,11 @@ int kstat_get(struct kstat *ks)
 	/* Same order in both enums (src/kmod.c asserts it). */
 	for (i = 0; i < CN_BUS_REFUSED_COUNT; i++)
 		ks->refused[CNBUS_REFUSED_A_FIRST + i] = info->refused[i];
-	for (i = 0; i < info->ncallbacks && i < KSTAT_MAX_CBS; i++) {
-		ks->cb[i].idx = info->callbacks[i].idx;
-		ks->cb[i].val = info->callbacks[i].val;
-		memcpy(ks->cb[i].name, info->callbacks[i].name, sizeof(ks->cb[i].name));
-		ks->cb[i].name[sizeof(ks->cb[i].name) - 1] = '\0';
-	}
-	ks->ncbs = i;
-	for (i = 0; i < info->ncpus && i < KSTAT_MAX_CPUS; i++) {
-		struct kstat_cpu *c = &ks->cpu[i];
+	ks->ncbs = info->ncallbacks;
+	ks->ncpus = info->ncpus;
+	for (i = 0; i < info->ncpus; i++) {
+		const struct cn_bus_cpu *c = &info->cpus[i];
 
-		c->id = info->cpus[i].cpu;
-		c->inserted = info->cpus[i].inserted;
-		c->sent = info->cpus[i].sent;
-		c->dropped = info->cpus[i].dropped;
-		c->refused = info->cpus[i].refused;
-		c->overflowed = info->cpus[i].overflowed;
-		c->queued = info->cpus[i].queued;
 		ks->inserted += c->inserted;
 		ks->sent += c->sent;
 		ks->dropped += c->dropped;
@@ -59,11 +51,49 @@ int kstat_get(struct kstat *ks)
 		ks->overflowed += c->overflowed;
 		ks->queued += c->queued;
 	}
-	ks->ncpus = i;
-	if (ks->ncbs < info->ncallbacks || i < info->ncpus)
-		r = -E2BIG;
-	cn_bus_info_free(info);
+	ks->cpu = info->cpus;
+	ks->cb = info->callbacks;
+	ks->info = info;
+	return 0;
+}
+
+int kstat_get(struct kstat *ks)
+{
+	int r = kstat_get_lists(ks);
+
+	kstat_free(ks);
 	return r;
+}
+
+void kstat_free(struct kstat *ks)
+{
+	cn_bus_info_free(ks->info);
+	ks->info = NULL;
+	ks->cpu = NULL;
+	ks->cb = NULL;
+}
+
+static double kstat_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int kstat_wait_drained(struct kstat *ks, double timeout_s)
+{
+	double end = kstat_now() + timeout_s;
+
+	for (;;) {
+		if (kstat_get(ks))
+			return -EIO;
+		if (!ks->queued && ks->inserted == ks->sent + ks->dropped)
+			return 0;
+		if (kstat_now() > end)
+			return -ETIMEDOUT;
+		usleep(20000);
+	}
 }
 
 uint64_t kstat_refused_total(const struct kstat *ks)

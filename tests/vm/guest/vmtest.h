@@ -2,7 +2,8 @@
 /*
  * vmtest.h - what the guest test files share (cnbus_vmtest.c has the test
  * table and main(); hostile.c the hostile-user tests; proc_listeners.c the
- * proc connector shared by several listeners).
+ * proc connector shared by several listeners; hotplug.c CBUS under CPU
+ * hotplug; params.c writes to cnbus's writable parameter).
  */
 #ifndef CNBUS_VMTEST_H
 #define CNBUS_VMTEST_H
@@ -28,7 +29,8 @@
 
 extern const char *test_ko; /* path of cnbus_test.ko; cnbus.ko is next to it */
 extern int unit;	    /* kmod's netlink unit */
-extern int ncpus;
+extern int ncpus;	    /* online CPUs */
+extern int ncpu_ids;	    /* the highest possible CPU number + 1 */
 
 __attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
 double now_s(void);
@@ -36,6 +38,7 @@ int mod_load(const char *params); /* cnbus_test.ko */
 int mod_unload(const char *name);
 int module_loaded(const char *name);
 int reload_test_module(const char *params);
+int possible_cpu_ids(void);
 struct cn_sock *open_sock(int flags, int rcvbuf);
 int recv_id(struct cn_sock *s, uint32_t idx, uint32_t val, int timeout_ms, struct cn_message *out);
 int raw_open(void);
@@ -50,6 +53,12 @@ int t_hostile_notify_flood(void);
 int t_hostile_stalled_receiver(void);
 int t_hostile_unit_refused(void);
 int t_hostile_burst_unbounded(void);
+
+/* hotplug.c */
+int t_cbus_hotplug(void);
+
+/* params.c */
+int t_param_write_refused(void);
 
 /* proc_listeners.c */
 int t_proc_ignore_unlistened(void);
