@@ -250,7 +250,6 @@ struct cn__w1_req {
 	uint32_t nparts;
 	uint32_t open; /* parts not answered in full yet */
 	int err;       /* the first failed status (-errno), 0: none */
-	int stop;      /* the kernel gave up on the whole request */
 	size_t page;   /* the page size: LIST_MASTERS answers at most a page */
 	cn_answer_fn fn;
 	void *arg;

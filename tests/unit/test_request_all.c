@@ -544,6 +544,108 @@ static void w1_kernel_gives_up(void **state)
 	assert_int_equal(nseen, 1);
 }
 
+/* ---- a message refused whole stops the kernel's loop ------------------ */
+
+/* Queue the records built so far as datagrams that arrive while
+ * cn_request_all waits: answers from a master's thread. */
+static void queue_later(const struct cn_msg *req)
+{
+	for (unsigned i = 0; i < nrecs; i++)
+		fake_add_cn(fake_dgram_later(0), CN_W1_IDX, CN_W1_VAL, req->seq, recs[i].ack,
+			    recs[i].p, recs[i].len);
+	nrecs = 0;
+}
+
+/* w1_cn_callback: a MASTER_CMD without commands is refused -EPROTO (655),
+ * which ends the loop (only -ENODEV is reset, 709-710): the LIST_MASTERS
+ * after it is never run. */
+static void kernel_no_commands(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_MASTER_CMD, MASTER, EPROTO, -1, NULL, 0);
+	queue_records(req, 0);
+}
+
+static void w1_no_commands_ends_request(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = cn_w1_init(&u, sizeof(u), 0);
+
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, MASTER), 0);
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_LIST_MASTERS, 0), 0);
+	assert_int_equal(request(s, req, kernel_no_commands, 1000), -EPROTO);
+	assert_int_equal(nseen, 1);
+	expect_seen(0, CN_ANSWER_STATUS, -EPROTO, 0, 0);
+	assert_int_equal(fake_calls.poll, 0); /* nothing else was waited for */
+}
+
+/* [SLAVE_CMD therm: WRITE, READ; SLAVE_CMD therm without commands;
+ * SLAVE_CMD id: READ]: the kernel queues the first to the master's thread,
+ * refuses the second -EPROTO in the sender's system call, and stops. The
+ * first's answers come after the refusal, with the same slave's header. */
+static void kernel_refused_between(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, EPROTO, -1, NULL, 0);
+	queue_records(req, 0);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, scratch, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	queue_later(req);
+}
+
+static void w1_refused_between(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = read_request(&u, 0, ROM_THERM);
+
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_CMD, ROM_THERM), 0);
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_CMD, ROM_ID), 0);
+	assert_int_equal(cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_READ, NULL, 8), 0);
+	assert_int_equal(request(s, req, kernel_refused_between, 1000), -EPROTO);
+	assert_int_equal(nseen, 4);
+	expect_seen(0, CN_ANSWER_STATUS, -EPROTO, 1, 0);
+	expect_seen(1, CN_ANSWER_STATUS, 0, 0, 0);
+	expect_seen(2, CN_ANSWER_DATA, 0, 0, 1);
+	expect_seen(3, CN_ANSWER_STATUS, 0, 0, 1);
+	assert_int_equal(cn_pending(s), 0); /* nothing left for cn_recv */
+}
+
+/* A LIST_MASTERS that is not first, without memory (647): -ENOMEM for it,
+ * nothing for what follows, while the message before it still runs. */
+static void kernel_list_nomem(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_LIST_MASTERS, 0, ENOMEM, -1, NULL, 0);
+	queue_records(req, 0);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, scratch, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	queue_later(req);
+}
+
+static void w1_list_nomem_waits_for_earlier(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = read_request(&u, 0, ROM_THERM);
+	struct cn_message m;
+
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_LIST_MASTERS, 0), 0);
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_CMD, ROM_ID), 0);
+	assert_int_equal(cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_READ, NULL, 8), 0);
+	assert_int_equal(request(s, req, kernel_list_nomem, 1000), -ENOMEM);
+	assert_int_equal(nseen, 4);
+	expect_seen(0, CN_ANSWER_STATUS, -ENOMEM, 1, 0);
+	expect_seen(3, CN_ANSWER_STATUS, 0, 0, 1);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
+}
+
 /* An overrun while collecting ends it: answers may be lost. */
 static void kernel_overrun(const struct cn_msg *req, uint32_t dst, void *arg)
 {
@@ -724,6 +826,9 @@ int main(void)
 		T(w1_three_parts),
 		T(w1_others_kept_and_timeout),
 		T(w1_kernel_gives_up),
+		T(w1_no_commands_ends_request),
+		T(w1_refused_between),
+		T(w1_list_nomem_waits_for_earlier),
 		T(w1_overrun),
 		T(refusals),
 		cmocka_unit_test(builders),
