@@ -28,6 +28,12 @@ static int setup(void **state)
 	return 0;
 }
 
+static int setup_any_sender(void **state)
+{
+	*state = fake_open(CN_OPEN_ANY_SENDER, 0);
+	return 0;
+}
+
 /* ROM ids (struct w1_reg_num as a host __u64): a DS18B20 and a DS2401. */
 #define ROM_THERM 0x9a00000a1b2c3d28ull
 #define ROM_ID	  0x5c00001234567801ull
@@ -129,11 +135,21 @@ static void queue_records(const struct cn_msg *req, int bundled)
 	nrecs = 0;
 }
 
+/* Queue the records built so far as datagrams that arrive while
+ * cn_request_all waits: answers from a master's thread. */
+static void queue_later(const struct cn_msg *req)
+{
+	for (unsigned i = 0; i < nrecs; i++)
+		fake_add_cn(fake_dgram_later(0), CN_W1_IDX, CN_W1_VAL, req->seq, recs[i].ack,
+			    recs[i].p, recs[i].len);
+	nrecs = 0;
+}
+
 /* ---- what the callback saw ------------------------------------------ */
 
 struct seen {
 	int kind, status;
-	uint32_t part, cmd;
+	uint32_t part, cmd, port;
 	uint8_t data[64];
 	size_t len;
 };
@@ -150,6 +166,7 @@ static void collect(const struct cn_answer *a, void *arg)
 	x->status = a->status;
 	x->part = a->part;
 	x->cmd = a->cmd;
+	x->port = a->m.port;
 	x->len = a->len;
 	assert_true(a->len <= sizeof(x->data) || a->kind == CN_ANSWER_DATA);
 	if (a->len)
@@ -523,6 +540,45 @@ static void w1_others_kept_and_timeout(void **state)
 	assert_int_equal(m.msg->id.idx, 4);
 }
 
+/* On a socket that takes messages from any sender, a peer process can
+ * send what looks like the kernel's answers (w1's id, the request's seq and
+ * ack): only the kernel (port 0) answers w1, so those are kept for
+ * cn_recv and the kernel's own answers, arriving later, are collected. */
+static void kernel_after_peer(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	static const uint8_t forged[9];
+
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, forged, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	for (unsigned i = 0; i < nrecs; i++)
+		fake_add_cn(fake_dgram(4242), CN_W1_IDX, CN_W1_VAL, req->seq, recs[i].ack,
+			    recs[i].p, recs[i].len);
+	nrecs = 0;
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, scratch, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	queue_later(req);
+}
+
+static void w1_peer_is_no_answer(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_message m;
+
+	assert_int_equal(request(s, read_request(&u, 0, ROM_THERM), kernel_after_peer, 1000), 0);
+	assert_int_equal(nseen, 3);
+	for (unsigned i = 0; i < nseen; i++)
+		assert_int_equal(seen[i].port, 0);
+	assert_memory_equal(seen[1].data, scratch, 9);
+	assert_int_equal(cn_pending(s), 3);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(m.port, 4242);
+}
+
 /* Unknown cn_msg.flags (or no memory): the kernel answers the first w1
  * message -EINVAL and nothing else (w1_cn_callback 587-591). */
 static void kernel_bad_flags(const struct cn_msg *req, uint32_t dst, void *arg)
@@ -545,16 +601,6 @@ static void w1_kernel_gives_up(void **state)
 }
 
 /* ---- a message refused whole stops the kernel's loop ------------------ */
-
-/* Queue the records built so far as datagrams that arrive while
- * cn_request_all waits: answers from a master's thread. */
-static void queue_later(const struct cn_msg *req)
-{
-	for (unsigned i = 0; i < nrecs; i++)
-		fake_add_cn(fake_dgram_later(0), CN_W1_IDX, CN_W1_VAL, req->seq, recs[i].ack,
-			    recs[i].p, recs[i].len);
-	nrecs = 0;
-}
 
 /* w1_cn_callback: a MASTER_CMD without commands is refused -EPROTO (655),
  * which ends the loop (only -ENODEV is reset, 709-710): the LIST_MASTERS
@@ -830,6 +876,8 @@ int main(void)
 		T(w1_refused_between),
 		T(w1_list_nomem_waits_for_earlier),
 		T(w1_overrun),
+		cmocka_unit_test_setup_teardown(w1_peer_is_no_answer, setup_any_sender,
+						fake_teardown),
 		T(refusals),
 		cmocka_unit_test(builders),
 		T(genealogy_one_reply),
