@@ -17,7 +17,7 @@
  *
  *   master ID
  *   rom 28-00000a1b2c3d crc ok                            (search)
- *   28-00000a1b2c3d scratchpad 5e ff 4b 46 7f ff 0c 10 2b crc ok
+ *   28-00000a1b2c3d scratchpad 5e ff 4b 46 7f ff 0c 10 6a crc ok
  *   28-00000a1b2c3d temperature -10125                    (millidegrees C)
  *
  * Exit: 0, 1 an error, 2 usage, 3 a CRC that does not match, 4 no such

@@ -194,7 +194,9 @@ static int request(struct cn_sock *s, struct cn_msg *req, fake_send_hook kernel,
 
 /* ---- a DS18B20 read: select, write READ SCRATCHPAD, read 9 bytes ------- */
 
-static const uint8_t scratch[9] = { 0x5e, 0xff, 0x4b, 0x46, 0x7f, 0xff, 0x0c, 0x10, 0x2b };
+/* A DS18B20's scratchpad: -10.125 degrees, TH, TL, 12 bits; the Dallas
+ * CRC-8 of the first 8 bytes last. */
+static const uint8_t scratch[9] = { 0x5e, 0xff, 0x4b, 0x46, 0x7f, 0xff, 0x0c, 0x10, 0x6a };
 static int bundled;
 
 static struct cn_msg *read_request(union req *u, unsigned int flags, uint64_t rom)
@@ -579,8 +581,9 @@ static void w1_peer_is_no_answer(void **state)
 	assert_int_equal(m.port, 4242);
 }
 
-/* Unknown cn_msg.flags (or no memory): the kernel answers the first w1
- * message -EINVAL and nothing else (w1_cn_callback 587-591). */
+/* Unknown cn_msg.flags: the kernel answers the first w1 message -EINVAL
+ * and nothing else (w1_cn_callback 554-555; no memory for the request,
+ * -ENOMEM at 611, the same). */
 static void kernel_bad_flags(const struct cn_msg *req, uint32_t dst, void *arg)
 {
 	(void)dst;
