@@ -331,7 +331,8 @@ int cn_w1_add_msg(struct cn_msg *req, size_t bufsize, unsigned int type, uint64_
 	struct cn_w1_msg m;
 
 	if (!req || req->id.idx != CN_W1_IDX || req->id.val != CN_W1_VAL ||
-	    (type != CN_W1_SLAVE_CMD && type != CN_W1_MASTER_CMD && type != CN_W1_LIST_MASTERS))
+	    (type != CN_W1_SLAVE_CMD && type != CN_W1_MASTER_CMD && type != CN_W1_LIST_MASTERS) ||
+	    (type == CN_W1_MASTER_CMD && id > UINT32_MAX)) /* mst.id has 32 bits */
 		return cn_fail(EINVAL);
 	if (room(req, bufsize, sizeof(m)) < 0)
 		return cn_fail(EMSGSIZE);

@@ -99,7 +99,7 @@ CN_EXPORT struct cn_msg *cn_w1_init(void *buf, size_t bufsize, unsigned int flag
  * CN_W1_MASTER_CMD with the master's id (as CN_W1_LIST_MASTERS answers
  * it), CN_W1_LIST_MASTERS (id ignored). Commands follow with
  * cn_w1_add_cmd. Returns 0, or -EINVAL (a NULL or non-w1 request, a type
- * other than those three), -EMSGSIZE (no room in bufsize, or the request
+ * other than those three, a master's id above UINT32_MAX), -EMSGSIZE (no room in bufsize, or the request
  * would pass CN_MSG_MAX_LEN, which the kernel's connector drops).
  */
 CN_EXPORT int cn_w1_add_msg(struct cn_msg *req, size_t bufsize, unsigned int type, uint64_t id);

@@ -785,7 +785,10 @@ static void builders(void **state)
 	assert_int_equal(cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_READ, NULL, 1), -EINVAL);
 	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_ADD, 0), -EINVAL);
 	assert_int_equal(cn_w1_add_msg(NULL, sizeof(u), CN_W1_SLAVE_CMD, 0), -EINVAL);
-	/* a master's id is its mst.id */
+	/* a master's id is its mst.id, 32 bits: no more is cut off */
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, (1ull << 32) | MASTER),
+			 -EINVAL);
+	assert_int_equal(req->len, 0);
 	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, MASTER), 0);
 	memcpy(&m, req->data, sizeof(m));
 	assert_int_equal(m.type, CN_W1_MASTER_CMD);
