@@ -461,7 +461,10 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  * its kernel user sends under convention `conv`, handing each to fn (may
  * be NULL) as it arrives, until the last one; other messages are kept for
  * cn_recv or go to the handler, as during cn_request.
- *   CN_REPLY_GENEALOGY  one reply, same id and seq, ack + 1 (kmod, peers).
+ *   CN_REPLY_GENEALOGY  one reply, same id and seq, ack + 1 (kmod, peers;
+ *                       not the proc connector, which puts its own seq
+ *                       and answers through its group: -EINVAL, use
+ *                       cn_request with CN_MATCH_ACK_ONLY).
  *   CN_REPLY_W1         req is a w1 request (libcn/w1.h): answers are
  *                       matched on id and seq, data told from statuses by
  *                       ack (data: seq + 1; status: the request's ack,
@@ -471,7 +474,8 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  *                       when every command's status came, a
  *                       CN_W1_LIST_MASTERS with its ids (it has no status
  *                       when it succeeds). A w1 message the kernel refuses
- *                       whole gets one status, which ends it.
+ *                       whole gets one status, which ends it, and but for
+ *                       -ENODEV every later one (the kernel stops there).
  * The time counts as in cn_request: timeout_ms from the moment nothing
  * more is queued, for the whole collection (give a w1 search time: the
  * kernel runs it on the bus).
@@ -479,7 +483,8 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  * failed status (-errno, e.g. -ENODEV: no such slave) once every answer
  * came; -ETIMEDOUT (the answers so far were handed to fn); -ENOBUFS (the
  * socket overran: answers may be lost); -EINVAL (NULL s or req, unknown
- * flags, a convention whose kernel user asks instead of answering, a w1
+ * flags, a convention whose kernel user asks instead of answering,
+ * CN_REPLY_GENEALOGY to the proc connector, a w1
  * request that is not one: another id, no w1 message, a message or
  * command longer than what holds it, KEEP_ACK with ack = seq + 1);
  * -EMSGSIZE (as cn_send); -ENOMEM; or the send's error.

@@ -61,8 +61,16 @@ int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 
 	if (!s || !req || (flags & ~REQUEST_FLAGS))
 		return cn_fail(EINVAL);
-	if (conv == CN_REPLY_GENEALOGY)
+	if (conv == CN_REPLY_GENEALOGY) {
+		/* The proc connector puts its own seq in its answer and sends
+		 * it through its group (docs/DESIGN.md, "The proc
+		 * connector"): cn_request's CN_MATCH_ACK_ONLY and its
+		 * membership for the answer are what it takes. */
+		if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
+		    s->unit == NETLINK_CONNECTOR)
+			return cn_fail(EINVAL);
 		return cn__request_wait(s, req, flags, timeout_ms, &w, 0);
+	}
 	if (conv != CN_REPLY_W1)
 		return cn_fail(EINVAL); /* those kernel users ask, they do not answer */
 	if (req->len > cn__max_len(s, 0))

@@ -856,6 +856,15 @@ static void genealogy_one_reply(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(cn_pending(s), 1); /* the near miss, kept */
 	assert_int_equal(fake_sent_count(), 1);
+	/* the proc connector puts its own seq: refused, nothing sent (it
+	 * would have waited out its timeout) */
+	req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, "ping", 4);
+	errno = 0;
+	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_GENEALOGY, 1000, got_reply, &n),
+			 -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fake_sent_count(), 1);
+	req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
 	/* nothing answers: the time runs out */
 	fake_on_send(NULL, NULL);
 	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_GENEALOGY, 0, got_reply, &n),
