@@ -453,7 +453,11 @@ struct cn_answer {
 
 /* Called by cn_request_all for each answer, in the order they arrive. It
  * must not receive or send on the socket: the answer lives in the socket's
- * buffer, which the request is still walking. */
+ * buffer, which the request is still walking. The calls that send or
+ * request (cn_send, cn_sendto, cn_reply, cn_reply_as, cn_dm_ulog_reply and
+ * _ack, cn_request, cn_request_all, cn_async_send and _complete,
+ * cn_proc_listen, cn_proc_ignore, cn_proc_kernel_filters's probe) return
+ * -EBUSY there; the receive calls are not checked. */
 typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
 
 /*
@@ -487,7 +491,8 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  * CN_REPLY_GENEALOGY to the proc connector, a w1
  * request that is not one: another id, no w1 message, a message or
  * command longer than what holds it, KEEP_ACK with ack = seq + 1);
- * -EMSGSIZE (as cn_send); -ENOMEM; or the send's error.
+ * -EMSGSIZE (as cn_send); -EBUSY (from an answer's fn on s); -ENOMEM; or
+ * the send's error.
  */
 CN_EXPORT int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 			     enum cn_reply_conv conv, int timeout_ms, cn_answer_fn fn, void *arg);

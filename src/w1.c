@@ -229,7 +229,7 @@ static void take_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_
 		a->len = c.len <= m->len - sizeof(c) ? c.len : m->len - sizeof(c);
 	}
 	if (w->fn)
-		w->fn(a, w->arg);
+		cn__answer(w->s, w->fn, a, w->arg);
 	if (!part)
 		return;
 	if (a->kind == CN_ANSWER_DATA) {

@@ -715,6 +715,70 @@ static void w1_overrun(void **state)
 	assert_int_equal(nseen, 1);
 }
 
+static void kernel_echo(const struct cn_msg *req, uint32_t dst, void *arg);
+
+/* ---- the callback may not use the socket ------------------------------ */
+
+/* The answer fn gets lives in the socket's buffer, which the request is
+ * still walking: every call that sends or walks on the socket refuses. */
+struct nested {
+	struct cn_sock *s;
+	int calls, busy;
+};
+
+static void use_socket(const struct cn_answer *a, void *arg)
+{
+	struct nested *n = arg;
+	union req u;
+	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "x", 1);
+	struct cn_message reply;
+	struct cn_completion done;
+	int r[10];
+
+	r[0] = cn_send(n->s, m, 0);
+	r[1] = cn_sendto(n->s, m, 77, 0);
+	r[2] = cn_reply(n->s, &a->m, "r", 1);
+	r[3] = cn_reply_as(n->s, &a->m, CN_REPLY_UVESAFB, 0, NULL, 0);
+	r[4] = cn_request(n->s, m, 0, CN_MATCH_STRICT, 0, &reply);
+	r[5] = cn_request_all(n->s, m, 0, CN_REPLY_GENEALOGY, 0, NULL, NULL);
+	r[6] = cn_async_send(n->s, &m, NULL, 1, 0);
+	r[7] = cn_async_complete(n->s, &done, 1, 0);
+	r[8] = cn_proc_listen(n->s, 0, 0);
+	r[9] = cn_proc_ignore(n->s);
+	for (int i = 0; i < 10; i++) {
+		n->calls++;
+		n->busy += r[i] == -EBUSY;
+	}
+}
+
+static void w1_callback_may_not_use_socket(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = read_request(&u, 0, ROM_THERM);
+	struct nested n = { s, 0, 0 };
+
+	assert_int_equal(cn_async_init(s, 4, CN_MATCH_STRICT, 100), 0);
+	bundled = 0;
+	fake_on_send(kernel_read, NULL);
+	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_W1, 1000, use_socket, &n), 0);
+	assert_int_equal(n.calls, 3 * 10); /* three answers */
+	assert_int_equal(n.busy, n.calls);
+	assert_int_equal(fake_sent_count(), 1); /* the request alone */
+	assert_int_equal(cn_pending(s), 0);
+	/* and the same under CN_REPLY_GENEALOGY */
+	n.calls = n.busy = 0;
+	fake_on_send(kernel_echo, NULL);
+	req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
+	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_GENEALOGY, 1000, use_socket, &n), 0);
+	assert_int_equal(n.calls, 10);
+	assert_int_equal(n.busy, 10);
+	assert_int_equal(fake_sent_count(), 2);
+	/* once it returned, the socket is the caller's again */
+	fake_on_send(NULL, NULL);
+	assert_int_equal(cn_send(s, req, 0), 0);
+}
+
 /* ---- refusals --------------------------------------------------------- */
 
 static void refusals(void **state)
@@ -893,6 +957,7 @@ int main(void)
 		T(w1_overrun),
 		cmocka_unit_test_setup_teardown(w1_peer_is_no_answer, setup_any_sender,
 						fake_teardown),
+		T(w1_callback_may_not_use_socket),
 		T(refusals),
 		cmocka_unit_test(builders),
 		T(genealogy_one_reply),
