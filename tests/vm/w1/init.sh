@@ -94,6 +94,29 @@ rom $THERM crc ok" ]
 	t $? "$L: one request for an absent slave and the DS18B20 twice"
 done
 
+# Slaves that do not answer (the fake's present mask). A reset with both:
+# a presence pulse.
+PRESENT=/sys/module/fake_w1_master/parameters/present
+run reset 0 reset "$MASTER_ID" && [ "$(cat /tmp/reset.out)" = "reset $MASTER_ID: presence" ]
+t $? "MASTER_CMD RESET: a presence pulse"
+# The DS2401 alone answers the reset: the DS18B20 the kernel knows stays
+# silent after MATCH ROM, and its scratchpad reads as the idle bus.
+echo 2 >$PRESENT
+run silent 3 --timeout 3000 --wait 0 read $THERM &&
+	grep -qx "$THERM scratchpad ff ff ff ff ff ff ff ff ff crc BAD (c9)" /tmp/silent.out
+t $? "a silent DS18B20 beside a DS2401: all 1s, CRC BAD"
+# Nobody answers: the kernel's selection of a slave it knows fails
+# (w1_process_cb: one -ENODEV status, with the first command), and a
+# reset sees no presence pulse (status 255).
+echo 0 >$PRESENT
+run silent0 4 --timeout 3000 --wait 0 read $THERM &&
+	grep -qx "w1_therm: $THERM: No such device" /tmp/silent0.err
+t $? "SLAVE_CMD to a known slave on a silent bus: -ENODEV, at once"
+run reset0 4 --timeout 3000 reset "$MASTER_ID" &&
+	grep -qx "w1_therm: reset $MASTER_ID: no presence pulse (or no such master)" /tmp/reset0.err
+t $? "MASTER_CMD RESET on a silent bus: status 255, -ENODEV"
+echo 3 >$PRESENT
+
 # A temperature chosen now, read through both paths. (The scratchpad's
 # CRC-8 is 6a above and 9f here, as the DS18B20 datasheet's polynomial
 # gives; the client checks it with its own code, the kernel's w1_therm
