@@ -18,11 +18,14 @@
  *
  *   master ID
  *   rom 28-00000a1b2c3d crc ok                            (search)
+ *   search status ok                                      (its end)
  *   reset MASTER: presence                                (reset)
  *   28-00000a1b2c3d scratchpad 5e ff 4b 46 7f ff 0c 10 6a crc ok
  *   28-00000a1b2c3d temperature -10125                    (millidegrees C)
  *
- * `reset` resets a bus and reports a device's presence pulse.
+ * `search` ends with the status the kernel sends after the ids: the line
+ * shows that every id came. `reset` resets a bus and reports a device's
+ * presence pulse.
  *
  * Exit: 0, 1 an error, 2 usage, 3 a CRC that does not match, 4 no such
  * master or slave, or nobody answered (-ENODEV from the kernel: a slave not
@@ -122,6 +125,8 @@ static void on_masters(const struct cn_answer *a, void *arg)
 static void on_search(const struct cn_answer *a, void *arg)
 {
 	(void)arg;
+	if (a->kind == CN_ANSWER_STATUS)
+		printf("search status %s\n", a->status ? strerror(-a->status) : "ok");
 	for (size_t i = 0; a->kind == CN_ANSWER_DATA && i + 8 <= a->len; i += 8) {
 		uint64_t rom;
 
