@@ -453,7 +453,11 @@ struct cn_answer {
 
 /* Called by cn_request_all for each answer, in the order they arrive. It
  * must not receive or send on the socket: the answer lives in the socket's
- * buffer, which the request is still walking. */
+ * buffer, which the request is still walking. The calls that send or
+ * request (cn_send, cn_sendto, cn_reply, cn_reply_as, cn_dm_ulog_reply and
+ * _ack, cn_request, cn_request_all, cn_async_send and _complete,
+ * cn_proc_listen, cn_proc_ignore, cn_proc_kernel_filters's probe) return
+ * -EBUSY there; the receive calls are not checked. */
 typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
 
 /*
@@ -461,7 +465,10 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  * its kernel user sends under convention `conv`, handing each to fn (may
  * be NULL) as it arrives, until the last one; other messages are kept for
  * cn_recv or go to the handler, as during cn_request.
- *   CN_REPLY_GENEALOGY  one reply, same id and seq, ack + 1 (kmod, peers).
+ *   CN_REPLY_GENEALOGY  one reply, same id and seq, ack + 1 (kmod, peers;
+ *                       not the proc connector, which puts its own seq
+ *                       and answers through its group: -EINVAL, use
+ *                       cn_request with CN_MATCH_ACK_ONLY).
  *   CN_REPLY_W1         req is a w1 request (libcn/w1.h): answers are
  *                       matched on id and seq, data told from statuses by
  *                       ack (data: seq + 1; status: the request's ack,
@@ -471,7 +478,8 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  *                       when every command's status came, a
  *                       CN_W1_LIST_MASTERS with its ids (it has no status
  *                       when it succeeds). A w1 message the kernel refuses
- *                       whole gets one status, which ends it.
+ *                       whole gets one status, which ends it, and but for
+ *                       -ENODEV every later one (the kernel stops there).
  * The time counts as in cn_request: timeout_ms from the moment nothing
  * more is queued, for the whole collection (give a w1 search time: the
  * kernel runs it on the bus).
@@ -479,10 +487,12 @@ typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
  * failed status (-errno, e.g. -ENODEV: no such slave) once every answer
  * came; -ETIMEDOUT (the answers so far were handed to fn); -ENOBUFS (the
  * socket overran: answers may be lost); -EINVAL (NULL s or req, unknown
- * flags, a convention whose kernel user asks instead of answering, a w1
+ * flags, a convention whose kernel user asks instead of answering,
+ * CN_REPLY_GENEALOGY to the proc connector, a w1
  * request that is not one: another id, no w1 message, a message or
  * command longer than what holds it, KEEP_ACK with ack = seq + 1);
- * -EMSGSIZE (as cn_send); -ENOMEM; or the send's error.
+ * -EMSGSIZE (as cn_send); -EBUSY (from an answer's fn on s); -ENOMEM; or
+ * the send's error.
  */
 CN_EXPORT int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 			     enum cn_reply_conv conv, int timeout_ms, cn_answer_fn fn, void *arg);

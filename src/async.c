@@ -244,6 +244,8 @@ int cn_async_send(struct cn_sock *s, struct cn_msg *const *reqs, const uint64_t 
 
 	if (!s || !reqs || n == 0 || (flags & ~(CN_SEND_KEEP_SEQ | CN_SEND_KEEP_ACK)))
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	a = s->async;
 	if (!a)
 		return cn_fail(EINVAL);
@@ -401,6 +403,8 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 
 	if (!s || !out || max == 0 || !s->async)
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	a = s->async;
 	for (;;) {
 		struct cn_message ms[16];

@@ -12,6 +12,7 @@
 
 /* CN_REPLY_GENEALOGY: the one reply, same id and seq, ack + 1. */
 struct genealogy {
+	struct cn_sock *s;
 	const struct cn_msg *req;
 	cn_answer_fn fn;
 	void *arg;
@@ -30,7 +31,7 @@ static int take_genealogy(void *arg, const struct cn_message *m)
 	a.data = m->msg->data;
 	a.len = m->msg->len;
 	if (g->fn)
-		g->fn(&a, g->arg);
+		cn__answer(g->s, g->fn, &a, g->arg);
 	return CN__LAST_ANSWER;
 }
 
@@ -55,14 +56,24 @@ int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 		   enum cn_reply_conv conv, int timeout_ms, cn_answer_fn fn, void *arg)
 {
 	struct cn__w1_req w1;
-	struct genealogy g = { req, fn, arg };
+	struct genealogy g = { s, req, fn, arg };
 	struct cn__waiter w = { take_genealogy, NULL, &g };
 	int r;
 
 	if (!s || !req || (flags & ~REQUEST_FLAGS))
 		return cn_fail(EINVAL);
-	if (conv == CN_REPLY_GENEALOGY)
+	if (cn__busy(s))
+		return -EBUSY;
+	if (conv == CN_REPLY_GENEALOGY) {
+		/* The proc connector puts its own seq in its answer and sends
+		 * it through its group (docs/DESIGN.md, "The proc
+		 * connector"): cn_request's CN_MATCH_ACK_ONLY and its
+		 * membership for the answer are what it takes. */
+		if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
+		    s->unit == NETLINK_CONNECTOR)
+			return cn_fail(EINVAL);
 		return cn__request_wait(s, req, flags, timeout_ms, &w, 0);
+	}
 	if (conv != CN_REPLY_W1)
 		return cn_fail(EINVAL); /* those kernel users ask, they do not answer */
 	if (req->len > cn__max_len(s, 0))
@@ -75,6 +86,7 @@ int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 		cn__w1_free(&w1);
 		return cn_fail(-r);
 	}
+	w1.s = s;
 	w1.fn = fn;
 	w1.arg = arg;
 	w = (struct cn__waiter){ cn__w1_take, cn__w1_idle, &w1 };

@@ -7,17 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <asm/socket.h>
 #include <linux/sock_diag.h>
 
 #include "internal.h"
 
+/* Its number differs between architectures (asm/socket.h): only the
+ * headers know it. */
 #ifndef SO_MEMINFO
-#define SO_MEMINFO 55 /* asm-generic/socket.h, Linux 4.12 */
+#error "SO_MEMINFO missing: libcn needs the kernel's headers of Linux 4.12 or newer"
 #endif
 
-/* /proc/net/netlink, for kernels without SO_MEMINFO (before 4.12): one
- * line per netlink socket of the reader's network namespace, found by its
- * inode. Linear in the sockets of the machine, and a socket created or
+/* /proc/net/netlink, for kernels without SO_MEMINFO (before 4.12: older
+ * than those libcn supports, kept for those still run; README, "Kernels"):
+ * one line per netlink socket of the reader's network namespace, found by
+ * its inode. Linear in the sockets of the machine, and a socket created or
  * closed during the read can make the kernel's walk (by position) skip a
  * line: -ENOENT then. */
 static int drops_from_proc(const struct cn_sock *s, uint64_t *drops)

@@ -108,6 +108,13 @@ struct cn_sock {
 	 * a socket overrun, which cn_proc_stats counts beside the overruns. */
 	uint64_t kept_overflows;
 
+	/* Inside a cn_request_all callback (cn__answer): its answer lives in
+	 * the buffer the request is still walking, so the calls that send or
+	 * walk refuse (-EBUSY) until it returns. The receive calls do not
+	 * check it (their hot path is one test shorter): the rule is
+	 * documented for them. */
+	int in_answer;
+
 	/* Layers above the socket, NULL until first used; cn_close frees them. */
 	struct cn_proc_track *proc; /* proc connector tracking (proc_seq.c) */
 	struct cn_async *async;	    /* requests in flight (async.c) */
@@ -245,16 +252,32 @@ int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, 
 /* w1.c: a w1 request's answers (CN_REPLY_W1), for cn_request_all. */
 struct cn__w1_part;
 struct cn__w1_req {
+	struct cn_sock *s;
 	const struct cn_msg *req;
 	struct cn__w1_part *parts; /* one per w1 message of the request */
 	uint32_t nparts;
 	uint32_t open; /* parts not answered in full yet */
 	int err;       /* the first failed status (-errno), 0: none */
-	int stop;      /* the kernel gave up on the whole request */
 	size_t page;   /* the page size: LIST_MASTERS answers at most a page */
 	cn_answer_fn fn;
 	void *arg;
 };
+/* Hand answer a to fn (not NULL) with s->in_answer set (collect.c, w1.c). */
+static inline void cn__answer(struct cn_sock *s, cn_answer_fn fn, const struct cn_answer *a,
+			      void *arg)
+{
+	s->in_answer = 1;
+	fn(a, arg);
+	s->in_answer = 0;
+}
+
+/* -EBUSY (errno set) inside a cn_request_all callback, else 0: the first
+ * test of the calls that send or walk on s. */
+static inline int cn__busy(const struct cn_sock *s)
+{
+	return __builtin_expect(s->in_answer, 0) ? cn_fail(EBUSY) : 0;
+}
+
 /* Check req as a w1 request and set *w up to follow its answers: 0,
  * -EINVAL (not a w1 request), -ENOMEM. cn__w1_free frees what it took. */
 int cn__w1_prepare(struct cn__w1_req *w, const struct cn_msg *req);

@@ -194,6 +194,8 @@ int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int
 {
 	if (!s || !msg || (flags & ~SEND_FLAGS) || (port != 0 && (flags & CN_SEND_ACK)))
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	if (flags & CN_SEND_ACK)
 		return send_acked(s, msg, flags);
 	return send_msg(s, msg, port, flags);
@@ -203,6 +205,8 @@ int cn_send(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
 {
 	if (!s || !msg || (flags & ~SEND_FLAGS))
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	if (flags & CN_SEND_ACK)
 		return send_acked(s, msg, flags);
 	return send_msg(s, msg, 0, flags);
@@ -231,6 +235,8 @@ int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, s
 
 	if (!s || !to || !to->msg || (len && !data))
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	if (len > cn__max_len(s, to->port))
 		return cn_fail(EMSGSIZE);
 	memset(&hdr, 0, sizeof(hdr));
@@ -370,6 +376,8 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 	if (!s || !req || !reply || (flags & ~REQUEST_FLAGS) ||
 	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY))
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	/* The proc connector answers through its group only (docs/DESIGN.md,
 	 * "The proc connector"): without it the request would just time out.
 	 * A membership joined here is left again right after the send: staying

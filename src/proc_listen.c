@@ -14,6 +14,8 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 
 	if (!s || (mask & ~(uint32_t)CN_PROC_ALL))
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	t = cn__proc_state(s);
 	if (!t)
 		return cn_fail(ENOMEM);
@@ -86,6 +88,8 @@ int cn_proc_ignore(struct cn_sock *s)
 
 	if (!s)
 		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
 	t = cn__proc_state(s);
 	if (!t)
 		return cn_fail(ENOMEM);

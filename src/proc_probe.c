@@ -17,6 +17,8 @@ int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms)
 	r = __atomic_load_n(&kernel_filters, __ATOMIC_RELAXED);
 	if (r >= 0)
 		return r;
+	if (cn__busy(s))
+		return -EBUSY;
 	/* 0: do not wait, so no probe. No limit is no choice either: a
 	 * kernel without filters never answers the probe. */
 	if (timeout_ms == 0)

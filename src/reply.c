@@ -72,6 +72,8 @@ static int send_reply(struct cn_sock *s, uint32_t port, const struct cn_msg *hdr
 	struct msghdr mh = { .msg_name = &to, .msg_namelen = sizeof(to), .msg_iov = iov };
 	ssize_t r;
 
+	if (cn__busy(s))
+		return -EBUSY;
 	mh.msg_iovlen = 2;
 	if (headlen)
 		iov[mh.msg_iovlen++] =

@@ -14,12 +14,17 @@
  *   message and command headers copied, status = -error (w1_process_cb,
  *   472); a slave that does not answer its selection gets one status for
  *   its whole message, with its first command (456-457, 481);
- * - a whole w1 message refused (no such slave or master -ENODEV, 675; no
- *   commands or an unknown type -EPROTO, 655 and 670) gets a status
- *   without a command (w1_netlink_send_error 194-206, sent at 701); so does
- *   the first message when the kernel gives up on the whole request
- *   (unknown cn_msg.flags -EINVAL 554-555, no memory -ENOMEM 611): nothing
- *   more comes then;
+ * - a whole w1 message refused gets a status without a command
+ *   (w1_netlink_send_error 194-206, sent at 701, in the sender's system
+ *   call): no such slave or master -ENODEV (675); no commands -EPROTO
+ *   (655); an unknown type -EPROTO (670); LIST_MASTERS without memory
+ *   -ENOMEM (647; w1_process_command_root 407-408). Only -ENODEV is forgiven
+ *   (709-710): any other error ends w1_cn_callback's loop, so the later
+ *   messages are never run nor answered, while the earlier ones, queued to
+ *   their masters' threads, still are. When the kernel gives up on the
+ *   whole request before its loop (unknown cn_msg.flags -EINVAL 554-555,
+ *   no memory -ENOMEM 611), the status names the first message and
+ *   nothing else comes;
  * - LIST_MASTERS has no status when it succeeds (646-648: out_cont sends
  *   one only for an error): its ids end it, in messages of at most a page
  *   (425-430), all sent before the request's send returns (w1_cn_callback
@@ -42,6 +47,7 @@ struct cn__w1_part {
 	uint16_t cmds;	   /* commands it carries: statuses to come */
 	uint16_t answered; /* statuses that came */
 	uint8_t type;
+	uint8_t refused;   /* no commands or an unknown type: refused whole, -EPROTO */
 	uint8_t list_full; /* LIST_MASTERS: a full page of ids came; more may follow */
 	uint8_t done;
 };
@@ -129,6 +135,7 @@ int cn__w1_prepare(struct cn__w1_req *w, const struct cn_msg *req)
 			}
 		} else if (m.type != CN_W1_LIST_MASTERS) {
 			cmds = 1; /* refused whole: one status (-EPROTO) */
+			part->refused = 1;
 		}
 		part->cmds = (uint16_t)cmds;
 		off += sizeof(m) + m.len;
@@ -143,16 +150,37 @@ void cn__w1_free(struct cn__w1_req *w)
 	w->parts = NULL;
 }
 
+/* Whether part can get an answer: whole, a status without a command
+ * (status: its -errno); else data or a command's status. A message refused whole gets only its
+ * -EPROTO, or the whole request's refusal (-EINVAL, -ENOMEM); a message
+ * with commands gets its commands' answers, or -ENODEV when its device is
+ * unknown. The refusals come in the sender's system call, before answers
+ * to earlier messages for the same device, which run on its master's
+ * thread: this tells [SLAVE_CMD x with commands, SLAVE_CMD x without]
+ * apart whatever the order. */
+static int may_answer(const struct cn__w1_part *part, int whole, int status)
+{
+	if (!whole)
+		return !part->refused;
+	if (status == -EPROTO)
+		return part->refused;
+	if (status == -ENODEV)
+		return !part->refused && part->type != CN_W1_LIST_MASTERS;
+	return 1;
+}
+
 /* The first unfinished part that an answer's w1 message m is for: the
  * kernel copies the request's w1 message header into its answers, and
  * runs the messages for one device in order. nparts if none. */
-static uint32_t part_of(const struct cn__w1_req *w, const struct cn_w1_msg *m)
+static uint32_t part_of(const struct cn__w1_req *w, const struct cn_w1_msg *m, int whole)
 {
+	int status = status_errno(m->status);
+
 	for (uint32_t i = 0; i < w->nparts; i++) {
 		const struct cn__w1_part *part = &w->parts[i];
 		struct cn_w1_msg r;
 
-		if (part->done || part->type != m->type)
+		if (part->done || part->type != m->type || !may_answer(part, whole, status))
 			continue;
 		if (m->type == CN_W1_LIST_MASTERS)
 			return i;
@@ -177,7 +205,8 @@ static void finish(struct cn__w1_req *w, uint32_t i)
 static void take_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_w1_msg *m,
 		     const uint8_t *data, size_t record_len)
 {
-	uint32_t i = part_of(w, m);
+	int whole = a->kind == CN_ANSWER_STATUS && m->len < sizeof(struct cn_w1_cmd);
+	uint32_t i = part_of(w, m, whole);
 	struct cn__w1_part *part = i < w->nparts ? &w->parts[i] : NULL;
 
 	a->part = part ? i : CN_ANSWER_NO_PART;
@@ -200,7 +229,7 @@ static void take_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_
 		a->len = c.len <= m->len - sizeof(c) ? c.len : m->len - sizeof(c);
 	}
 	if (w->fn)
-		w->fn(a, w->arg);
+		cn__answer(w->s, w->fn, a, w->arg);
 	if (!part)
 		return;
 	if (a->kind == CN_ANSWER_DATA) {
@@ -214,12 +243,13 @@ static void take_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_
 		}
 		return;
 	}
-	if (m->len < sizeof(struct cn_w1_cmd)) {
-		/* The whole message refused; the first one with -EINVAL or
-		 * -ENOMEM: the kernel gave up on the request. */
+	if (whole) {
+		/* Refused whole. With anything but -ENODEV the kernel stopped
+		 * there: nothing will answer the later messages (for the
+		 * first message, -EINVAL or -ENOMEM: the whole request). */
 		finish(w, i);
-		if (a->status == -EINVAL || a->status == -ENOMEM || a->status == -E2BIG)
-			w->stop = 1;
+		for (uint32_t j = i + 1; a->status != -ENODEV && j < w->nparts; j++)
+			finish(w, j);
 		return;
 	}
 	/* A slave that does not answer its selection: one status, with
@@ -258,7 +288,7 @@ int cn__w1_take(void *arg, const struct cn_message *msg)
 		take_msg(w, &a, &m, r->data + off + sizeof(m), r->len);
 		off += sizeof(m) + m.len;
 	}
-	return w->open == 0 || w->stop ? CN__LAST_ANSWER : CN__ANSWER;
+	return w->open == 0 ? CN__LAST_ANSWER : CN__ANSWER;
 }
 
 int cn__w1_idle(void *arg)
@@ -301,7 +331,8 @@ int cn_w1_add_msg(struct cn_msg *req, size_t bufsize, unsigned int type, uint64_
 	struct cn_w1_msg m;
 
 	if (!req || req->id.idx != CN_W1_IDX || req->id.val != CN_W1_VAL ||
-	    (type != CN_W1_SLAVE_CMD && type != CN_W1_MASTER_CMD && type != CN_W1_LIST_MASTERS))
+	    (type != CN_W1_SLAVE_CMD && type != CN_W1_MASTER_CMD && type != CN_W1_LIST_MASTERS) ||
+	    (type == CN_W1_MASTER_CMD && id > UINT32_MAX)) /* mst.id has 32 bits */
 		return cn_fail(EINVAL);
 	if (room(req, bufsize, sizeof(m)) < 0)
 		return cn_fail(EMSGSIZE);

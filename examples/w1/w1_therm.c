@@ -5,6 +5,7 @@
  *
  *   w1_therm [--bundle] [--wait MS] [--timeout MS] masters
  *   w1_therm [--bundle] [--wait MS] [--timeout MS] search MASTER
+ *   w1_therm [--bundle] [--wait MS] [--timeout MS] reset MASTER
  *   w1_therm [--bundle] [--wait MS] [--timeout MS] read ROM...
  *
  * ROM is a slave's name as /sys/bus/w1/devices shows it: the family code
@@ -17,12 +18,20 @@
  *
  *   master ID
  *   rom 28-00000a1b2c3d crc ok                            (search)
- *   28-00000a1b2c3d scratchpad 5e ff 4b 46 7f ff 0c 10 2b crc ok
+ *   search status ok                                      (its end)
+ *   reset MASTER: presence                                (reset)
+ *   28-00000a1b2c3d scratchpad 5e ff 4b 46 7f ff 0c 10 6a crc ok
  *   28-00000a1b2c3d temperature -10125                    (millidegrees C)
  *
+ * `search` ends with the status the kernel sends after the ids: the line
+ * shows that every id came. `reset` resets a bus and reports a device's
+ * presence pulse.
+ *
  * Exit: 0, 1 an error, 2 usage, 3 a CRC that does not match, 4 no such
- * master or slave (-ENODEV from the kernel; the other ROMs are read). w1 takes requests from any
- * user; the kernel needs wire.ko (CONFIG_W1 with CONFIG_W1_CON).
+ * master or slave, or nobody answered (-ENODEV from the kernel: a slave not
+ * answering its selection, a reset without a presence pulse; the other
+ * ROMs are read). w1 takes requests from any user; the kernel needs wire.ko
+ * (CONFIG_W1 with CONFIG_W1_CON).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -116,6 +125,8 @@ static void on_masters(const struct cn_answer *a, void *arg)
 static void on_search(const struct cn_answer *a, void *arg)
 {
 	(void)arg;
+	if (a->kind == CN_ANSWER_STATUS)
+		printf("search status %s\n", a->status ? strerror(-a->status) : "ok");
 	for (size_t i = 0; a->kind == CN_ANSWER_DATA && i + 8 <= a->len; i += 8) {
 		uint64_t rom;
 
@@ -158,24 +169,55 @@ static int masters(struct cn_sock *s, unsigned int flags, int timeout)
 	return r < 0 ? fail("list masters", r) : 0;
 }
 
-static int search(struct cn_sock *s, unsigned int flags, int timeout, const char *master)
+/* One command on bus master `master` (as `masters` prints it). */
+static int master_cmd(struct cn_sock *s, unsigned int flags, int timeout, const char *master,
+		      unsigned int cmd, cn_answer_fn fn)
 {
 	union req u;
 	struct cn_msg *req = cn_w1_init(&u, sizeof(u), flags);
 	char *end;
-	unsigned long id = strtoul(master, &end, 0);
+	unsigned long long id = strtoull(master, &end, 0);
 	int r;
 
 	if (*end || !*master) {
 		fprintf(stderr, "w1_therm: MASTER is a number, as `masters` prints it\n");
-		return 2;
+		return -EDOM;
 	}
 	r = cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, id);
 	if (r == 0)
-		r = cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_SEARCH, NULL, 0);
+		r = cn_w1_add_cmd(req, sizeof(u), cmd, NULL, 0);
 	if (r == 0)
-		r = cn_request_all(s, req, 0, CN_REPLY_W1, timeout, on_search, NULL);
+		r = cn_request_all(s, req, 0, CN_REPLY_W1, timeout, fn, NULL);
+	return r;
+}
+
+static int search(struct cn_sock *s, unsigned int flags, int timeout, const char *master)
+{
+	int r = master_cmd(s, flags, timeout, master, CN_W1_CMD_SEARCH, on_search);
+
+	if (r == -EDOM)
+		return 2;
 	return r < 0 ? fail("search", r) : 0;
+}
+
+/* A reset that no device answers with its presence pulse is -ENODEV
+ * (w1_reset_bus's 1, sent as status 255), as is a master the kernel does
+ * not know. */
+static int reset(struct cn_sock *s, unsigned int flags, int timeout, const char *master)
+{
+	int r = master_cmd(s, flags, timeout, master, CN_W1_CMD_RESET, NULL);
+
+	if (r == -EDOM)
+		return 2;
+	if (r == -ENODEV) {
+		fprintf(stderr, "w1_therm: reset %s: no presence pulse (or no such master)\n",
+			master);
+		return 4;
+	}
+	if (r < 0)
+		return fail("reset", r);
+	printf("reset %s: presence\n", master);
+	return 0;
 }
 
 /* One request for every thermometer: reset, select it, write `cmd`, and
@@ -263,7 +305,7 @@ static int read_therms(struct cn_sock *s, unsigned int flags, int timeout, int w
 static int usage(void)
 {
 	fprintf(stderr, "usage: w1_therm [--bundle] [--wait MS] [--timeout MS] "
-			"masters | search MASTER | read ROM\n");
+			"masters | search MASTER | reset MASTER | read ROM...\n");
 	return 2;
 }
 
@@ -294,6 +336,8 @@ int main(int argc, char **argv)
 		r = masters(s, flags, timeout);
 	else if (strcmp(argv[i], "search") == 0 && i + 2 == argc)
 		r = search(s, flags, timeout, argv[i + 1]);
+	else if (strcmp(argv[i], "reset") == 0 && i + 2 == argc)
+		r = reset(s, flags, timeout, argv[i + 1]);
 	else if (strcmp(argv[i], "read") == 0 && i + 2 <= argc)
 		r = read_therms(s, flags, timeout, wait_ms, argv + i + 1, argc - i - 1);
 	else

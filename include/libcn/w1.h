@@ -11,7 +11,7 @@
  * by its data). Build one with cn_w1_init, cn_w1_add_msg and cn_w1_add_cmd,
  * and send it with cn_request_all(..., CN_REPLY_W1, ...) (libcn.h), which
  * hands each answer to a callback and returns when the kernel has answered
- * every command: cn_w1(3).
+ * every command: cn_request_all(3).
  */
 #ifndef LIBCN_W1_H
 #define LIBCN_W1_H
@@ -28,8 +28,11 @@ extern "C" {
 
 /* cn_msg.flags of a request (enum w1_cn_msg_flags): answer in fewer
  * netlink messages, several records back to back in one (W1_CN_BUNDLE;
- * the receive calls split them, see cn_parse_next). Kernels before 3.15
- * answer a request with this flag with -EINVAL. */
+ * the receive calls split them, see cn_parse_next). The flag came with
+ * the kernel's check of flags (an unknown one: -EINVAL) and w1's present
+ * acks (commit 8a0427d192e6, "w1: optional bundling of netlink kernel
+ * replies"); an older w1 ignored cn_msg.flags and answered with other
+ * acks, which cn_request_all does not follow. */
 #define CN_W1_BUNDLE 0x1u
 
 /* struct cn_w1_msg.type (enum w1_netlink_message_types). The first four
@@ -96,7 +99,7 @@ CN_EXPORT struct cn_msg *cn_w1_init(void *buf, size_t bufsize, unsigned int flag
  * CN_W1_MASTER_CMD with the master's id (as CN_W1_LIST_MASTERS answers
  * it), CN_W1_LIST_MASTERS (id ignored). Commands follow with
  * cn_w1_add_cmd. Returns 0, or -EINVAL (a NULL or non-w1 request, a type
- * other than those three), -EMSGSIZE (no room in bufsize, or the request
+ * other than those three, a master's id above UINT32_MAX), -EMSGSIZE (no room in bufsize, or the request
  * would pass CN_MSG_MAX_LEN, which the kernel's connector drops).
  */
 CN_EXPORT int cn_w1_add_msg(struct cn_msg *req, size_t bufsize, unsigned int type, uint64_t id);

@@ -333,7 +333,7 @@ static void uvesafb_same_ack(void **state)
 /* w1 waits for no answer from userspace: w1_cn_callback (w1_netlink.c
  * 537-714) takes every message it is sent as a new request, so an "answer"
  * would be run as one. Its own answers are collected by cn_request_all
- * (test_collect.c); as an answer the convention is refused, nothing sent. */
+ * (test_request_all.c); as an answer the convention is refused, nothing sent. */
 static void w1_is_not_answered(void **state)
 {
 	struct cn_sock *s = fake_sock(state);

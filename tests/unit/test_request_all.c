@@ -28,6 +28,12 @@ static int setup(void **state)
 	return 0;
 }
 
+static int setup_any_sender(void **state)
+{
+	*state = fake_open(CN_OPEN_ANY_SENDER, 0);
+	return 0;
+}
+
 /* ROM ids (struct w1_reg_num as a host __u64): a DS18B20 and a DS2401. */
 #define ROM_THERM 0x9a00000a1b2c3d28ull
 #define ROM_ID	  0x5c00001234567801ull
@@ -129,11 +135,21 @@ static void queue_records(const struct cn_msg *req, int bundled)
 	nrecs = 0;
 }
 
+/* Queue the records built so far as datagrams that arrive while
+ * cn_request_all waits: answers from a master's thread. */
+static void queue_later(const struct cn_msg *req)
+{
+	for (unsigned i = 0; i < nrecs; i++)
+		fake_add_cn(fake_dgram_later(0), CN_W1_IDX, CN_W1_VAL, req->seq, recs[i].ack,
+			    recs[i].p, recs[i].len);
+	nrecs = 0;
+}
+
 /* ---- what the callback saw ------------------------------------------ */
 
 struct seen {
 	int kind, status;
-	uint32_t part, cmd;
+	uint32_t part, cmd, port;
 	uint8_t data[64];
 	size_t len;
 };
@@ -150,6 +166,7 @@ static void collect(const struct cn_answer *a, void *arg)
 	x->status = a->status;
 	x->part = a->part;
 	x->cmd = a->cmd;
+	x->port = a->m.port;
 	x->len = a->len;
 	assert_true(a->len <= sizeof(x->data) || a->kind == CN_ANSWER_DATA);
 	if (a->len)
@@ -177,7 +194,9 @@ static int request(struct cn_sock *s, struct cn_msg *req, fake_send_hook kernel,
 
 /* ---- a DS18B20 read: select, write READ SCRATCHPAD, read 9 bytes ------- */
 
-static const uint8_t scratch[9] = { 0x5e, 0xff, 0x4b, 0x46, 0x7f, 0xff, 0x0c, 0x10, 0x2b };
+/* A DS18B20's scratchpad: -10.125 degrees, TH, TL, 12 bits; the Dallas
+ * CRC-8 of the first 8 bytes last. */
+static const uint8_t scratch[9] = { 0x5e, 0xff, 0x4b, 0x46, 0x7f, 0xff, 0x0c, 0x10, 0x6a };
 static int bundled;
 
 static struct cn_msg *read_request(union req *u, unsigned int flags, uint64_t rom)
@@ -523,8 +542,48 @@ static void w1_others_kept_and_timeout(void **state)
 	assert_int_equal(m.msg->id.idx, 4);
 }
 
-/* Unknown cn_msg.flags (or no memory): the kernel answers the first w1
- * message -EINVAL and nothing else (w1_cn_callback 587-591). */
+/* On a socket that takes messages from any sender, a peer process can
+ * send what looks like the kernel's answers (w1's id, the request's seq and
+ * ack): only the kernel (port 0) answers w1, so those are kept for
+ * cn_recv and the kernel's own answers, arriving later, are collected. */
+static void kernel_after_peer(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	static const uint8_t forged[9];
+
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, forged, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	for (unsigned i = 0; i < nrecs; i++)
+		fake_add_cn(fake_dgram(4242), CN_W1_IDX, CN_W1_VAL, req->seq, recs[i].ack,
+			    recs[i].p, recs[i].len);
+	nrecs = 0;
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, scratch, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	queue_later(req);
+}
+
+static void w1_peer_is_no_answer(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_message m;
+
+	assert_int_equal(request(s, read_request(&u, 0, ROM_THERM), kernel_after_peer, 1000), 0);
+	assert_int_equal(nseen, 3);
+	for (unsigned i = 0; i < nseen; i++)
+		assert_int_equal(seen[i].port, 0);
+	assert_memory_equal(seen[1].data, scratch, 9);
+	assert_int_equal(cn_pending(s), 3);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), 0);
+	assert_int_equal(m.port, 4242);
+}
+
+/* Unknown cn_msg.flags: the kernel answers the first w1 message -EINVAL
+ * and nothing else (w1_cn_callback 554-555; no memory for the request,
+ * -ENOMEM at 611, the same). */
 static void kernel_bad_flags(const struct cn_msg *req, uint32_t dst, void *arg)
 {
 	(void)dst;
@@ -542,6 +601,98 @@ static void w1_kernel_gives_up(void **state)
 	req->flags = 0x8; /* a flag this kernel does not know */
 	assert_int_equal(request(fake_sock(state), req, kernel_bad_flags, 1000), -EINVAL);
 	assert_int_equal(nseen, 1);
+}
+
+/* ---- a message refused whole stops the kernel's loop ------------------ */
+
+/* w1_cn_callback: a MASTER_CMD without commands is refused -EPROTO (655),
+ * which ends the loop (only -ENODEV is reset, 709-710): the LIST_MASTERS
+ * after it is never run. */
+static void kernel_no_commands(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_MASTER_CMD, MASTER, EPROTO, -1, NULL, 0);
+	queue_records(req, 0);
+}
+
+static void w1_no_commands_ends_request(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = cn_w1_init(&u, sizeof(u), 0);
+
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, MASTER), 0);
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_LIST_MASTERS, 0), 0);
+	assert_int_equal(request(s, req, kernel_no_commands, 1000), -EPROTO);
+	assert_int_equal(nseen, 1);
+	expect_seen(0, CN_ANSWER_STATUS, -EPROTO, 0, 0);
+	assert_int_equal(fake_calls.poll, 0); /* nothing else was waited for */
+}
+
+/* [SLAVE_CMD therm: WRITE, READ; SLAVE_CMD therm without commands;
+ * SLAVE_CMD id: READ]: the kernel queues the first to the master's thread,
+ * refuses the second -EPROTO in the sender's system call, and stops. The
+ * first's answers come after the refusal, with the same slave's header. */
+static void kernel_refused_between(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, EPROTO, -1, NULL, 0);
+	queue_records(req, 0);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, scratch, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	queue_later(req);
+}
+
+static void w1_refused_between(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = read_request(&u, 0, ROM_THERM);
+
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_CMD, ROM_THERM), 0);
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_CMD, ROM_ID), 0);
+	assert_int_equal(cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_READ, NULL, 8), 0);
+	assert_int_equal(request(s, req, kernel_refused_between, 1000), -EPROTO);
+	assert_int_equal(nseen, 4);
+	expect_seen(0, CN_ANSWER_STATUS, -EPROTO, 1, 0);
+	expect_seen(1, CN_ANSWER_STATUS, 0, 0, 0);
+	expect_seen(2, CN_ANSWER_DATA, 0, 0, 1);
+	expect_seen(3, CN_ANSWER_STATUS, 0, 0, 1);
+	assert_int_equal(cn_pending(s), 0); /* nothing left for cn_recv */
+}
+
+/* A LIST_MASTERS that is not first, without memory (647): -ENOMEM for it,
+ * nothing for what follows, while the message before it still runs. */
+static void kernel_list_nomem(const struct cn_msg *req, uint32_t dst, void *arg)
+{
+	(void)dst;
+	(void)arg;
+	add_w1(status_rec(req), CN_W1_LIST_MASTERS, 0, ENOMEM, -1, NULL, 0);
+	queue_records(req, 0);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_WRITE, NULL, 0);
+	add_w1(data_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, scratch, 9);
+	add_w1(status_rec(req), CN_W1_SLAVE_CMD, ROM_THERM, 0, CN_W1_CMD_READ, NULL, 0);
+	queue_later(req);
+}
+
+static void w1_list_nomem_waits_for_earlier(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = read_request(&u, 0, ROM_THERM);
+	struct cn_message m;
+
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_LIST_MASTERS, 0), 0);
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_CMD, ROM_ID), 0);
+	assert_int_equal(cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_READ, NULL, 8), 0);
+	assert_int_equal(request(s, req, kernel_list_nomem, 1000), -ENOMEM);
+	assert_int_equal(nseen, 4);
+	expect_seen(0, CN_ANSWER_STATUS, -ENOMEM, 1, 0);
+	expect_seen(3, CN_ANSWER_STATUS, 0, 0, 1);
+	assert_int_equal(cn_recv(s, &m, CN_RECV_DONTWAIT), -EAGAIN);
 }
 
 /* An overrun while collecting ends it: answers may be lost. */
@@ -562,6 +713,70 @@ static void w1_overrun(void **state)
 	    request(fake_sock(state), read_request(&u, 0, ROM_THERM), kernel_overrun, 1000),
 	    -ENOBUFS);
 	assert_int_equal(nseen, 1);
+}
+
+static void kernel_echo(const struct cn_msg *req, uint32_t dst, void *arg);
+
+/* ---- the callback may not use the socket ------------------------------ */
+
+/* The answer fn gets lives in the socket's buffer, which the request is
+ * still walking: every call that sends or walks on the socket refuses. */
+struct nested {
+	struct cn_sock *s;
+	int calls, busy;
+};
+
+static void use_socket(const struct cn_answer *a, void *arg)
+{
+	struct nested *n = arg;
+	union req u;
+	struct cn_msg *m = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "x", 1);
+	struct cn_message reply;
+	struct cn_completion done;
+	int r[10];
+
+	r[0] = cn_send(n->s, m, 0);
+	r[1] = cn_sendto(n->s, m, 77, 0);
+	r[2] = cn_reply(n->s, &a->m, "r", 1);
+	r[3] = cn_reply_as(n->s, &a->m, CN_REPLY_UVESAFB, 0, NULL, 0);
+	r[4] = cn_request(n->s, m, 0, CN_MATCH_STRICT, 0, &reply);
+	r[5] = cn_request_all(n->s, m, 0, CN_REPLY_GENEALOGY, 0, NULL, NULL);
+	r[6] = cn_async_send(n->s, &m, NULL, 1, 0);
+	r[7] = cn_async_complete(n->s, &done, 1, 0);
+	r[8] = cn_proc_listen(n->s, 0, 0);
+	r[9] = cn_proc_ignore(n->s);
+	for (int i = 0; i < 10; i++) {
+		n->calls++;
+		n->busy += r[i] == -EBUSY;
+	}
+}
+
+static void w1_callback_may_not_use_socket(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	union req u;
+	struct cn_msg *req = read_request(&u, 0, ROM_THERM);
+	struct nested n = { s, 0, 0 };
+
+	assert_int_equal(cn_async_init(s, 4, CN_MATCH_STRICT, 100), 0);
+	bundled = 0;
+	fake_on_send(kernel_read, NULL);
+	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_W1, 1000, use_socket, &n), 0);
+	assert_int_equal(n.calls, 3 * 10); /* three answers */
+	assert_int_equal(n.busy, n.calls);
+	assert_int_equal(fake_sent_count(), 1); /* the request alone */
+	assert_int_equal(cn_pending(s), 0);
+	/* and the same under CN_REPLY_GENEALOGY */
+	n.calls = n.busy = 0;
+	fake_on_send(kernel_echo, NULL);
+	req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
+	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_GENEALOGY, 1000, use_socket, &n), 0);
+	assert_int_equal(n.calls, 10);
+	assert_int_equal(n.busy, 10);
+	assert_int_equal(fake_sent_count(), 2);
+	/* once it returned, the socket is the caller's again */
+	fake_on_send(NULL, NULL);
+	assert_int_equal(cn_send(s, req, 0), 0);
 }
 
 /* ---- refusals --------------------------------------------------------- */
@@ -634,7 +849,10 @@ static void builders(void **state)
 	assert_int_equal(cn_w1_add_cmd(req, sizeof(u), CN_W1_CMD_READ, NULL, 1), -EINVAL);
 	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_SLAVE_ADD, 0), -EINVAL);
 	assert_int_equal(cn_w1_add_msg(NULL, sizeof(u), CN_W1_SLAVE_CMD, 0), -EINVAL);
-	/* a master's id is its mst.id */
+	/* a master's id is its mst.id, 32 bits: no more is cut off */
+	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, (1ull << 32) | MASTER),
+			 -EINVAL);
+	assert_int_equal(req->len, 0);
 	assert_int_equal(cn_w1_add_msg(req, sizeof(u), CN_W1_MASTER_CMD, MASTER), 0);
 	memcpy(&m, req->data, sizeof(m));
 	assert_int_equal(m.type, CN_W1_MASTER_CMD);
@@ -702,6 +920,15 @@ static void genealogy_one_reply(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(cn_pending(s), 1); /* the near miss, kept */
 	assert_int_equal(fake_sent_count(), 1);
+	/* the proc connector puts its own seq: refused, nothing sent (it
+	 * would have waited out its timeout) */
+	req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, "ping", 4);
+	errno = 0;
+	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_GENEALOGY, 1000, got_reply, &n),
+			 -EINVAL);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fake_sent_count(), 1);
+	req = cn_msg_init(&u, sizeof(u), 0x123, 0x456, "ping", 4);
 	/* nothing answers: the time runs out */
 	fake_on_send(NULL, NULL);
 	assert_int_equal(cn_request_all(s, req, 0, CN_REPLY_GENEALOGY, 0, got_reply, &n),
@@ -724,7 +951,13 @@ int main(void)
 		T(w1_three_parts),
 		T(w1_others_kept_and_timeout),
 		T(w1_kernel_gives_up),
+		T(w1_no_commands_ends_request),
+		T(w1_refused_between),
+		T(w1_list_nomem_waits_for_earlier),
 		T(w1_overrun),
+		cmocka_unit_test_setup_teardown(w1_peer_is_no_answer, setup_any_sender,
+						fake_teardown),
+		T(w1_callback_may_not_use_socket),
 		T(refusals),
 		cmocka_unit_test(builders),
 		T(genealogy_one_reply),

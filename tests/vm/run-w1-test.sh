@@ -104,7 +104,7 @@ grep -q '^W1TEST-SUMMARY' "$LOG" || { echo "FAIL: guest did not reach the end of
 OK=$(grep -c '^ok' "$LOG" || true)
 NOTOK=$(grep -c '^not ok' "$LOG" || true)
 [ "$NOTOK" = 0 ] || { echo "FAIL: $NOTOK failed check(s)"; FAIL=1; }
-[ "$OK" -ge 25 ] || { echo "FAIL: only $OK checks passed (25 expected)"; FAIL=1; }
+[ "$OK" -ge 29 ] || { echo "FAIL: only $OK checks passed (29 expected)"; FAIL=1; }
 grep -Ev '^(ok|not ok|#)' "$LOG" >"$VM_WORK/kernel.txt" || true
 BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
 if [ -n "$BAD" ]; then

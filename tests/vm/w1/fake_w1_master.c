@@ -12,7 +12,8 @@
  *  - a DS18B20 thermometer, family 0x28, serial 0x00000a1b2c3d: SEARCH ROM,
  *    MATCH ROM, SKIP ROM, READ ROM; CONVERT T (0x44) puts the temperature
  *    of the temp_mc parameter (millidegrees Celsius, 1/16 degree steps,
- *    writable at run time) into the scratchpad and reads back 1s (done);
+ *    writable at run time, held to the part's -55..125 degrees) into the
+ *    scratchpad and reads back 1s (done);
  *    READ SCRATCHPAD (0xbe, 9 bytes, the last the Dallas CRC-8 of the
  *    others); WRITE SCRATCHPAD (0x4e: TH, TL, config); COPY SCRATCHPAD
  *    (0x48); RECALL E2 (0xb8); READ POWER SUPPLY (0xb4: 1, external power).
@@ -21,8 +22,13 @@
  *    ROM commands only.
  * ALARM SEARCH finds nobody (neither slave is in alarm); RESUME and
  * overdrive commands are not spoken by these parts: a slave given one
- * waits for the next reset.
+ * waits for the next reset. The present parameter (writable) says which
+ * slaves answer a reset (bit 0 the DS18B20, bit 1 the DS2401); the others
+ * stay silent until a reset finds them present again, and with none the
+ * reset sees no presence pulse.
  */
+#include <linux/bits.h>
+#include <linux/minmax.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/spinlock.h>
@@ -34,6 +40,10 @@
 static int temp_mc = 21375;
 module_param(temp_mc, int, 0644);
 MODULE_PARM_DESC(temp_mc, "DS18B20 temperature in millidegrees Celsius, read at each CONVERT T");
+
+static uint present = 0x3;
+module_param(present, uint, 0644);
+MODULE_PARM_DESC(present, "Slaves that answer a reset: bit 0 the DS18B20, bit 1 the DS2401");
 
 /* Where a slave is in a transaction, from the last reset. */
 enum fake_state {
@@ -120,8 +130,10 @@ static void function(struct fake_slave *s, u8 cmd)
 	}
 	switch (cmd) {
 	case W1_CONVERT_TEMP:
-		/* 12 bits: 1/16 degree, two's complement */
-		raw = READ_ONCE(temp_mc) * 16 / 1000;
+		/* 12 bits: 1/16 degree, two's complement, within the part's
+		 * range (and far from overflowing an int)
+		 */
+		raw = clamp(READ_ONCE(temp_mc), -55000, 125000) * 16 / 1000;
 		s->pad[0] = raw & 0xff;
 		s->pad[1] = (raw >> 8) & 0xff;
 		pad_crc(s);
@@ -298,23 +310,31 @@ static u8 fake_touch_bit(void *data, u8 bit)
 }
 
 /*
- * Reset: every slave answers with its presence pulse and waits for a ROM
- * command. 0: a device is present.
+ * Reset: every slave that is present answers with its presence pulse and
+ * waits for a ROM command; the others stay silent. 0: a device is present,
+ * 1: none (w1_reset_bus).
  */
 static u8 fake_reset_bus(void *data)
 {
 	struct fake_bus *bus = data;
+	unsigned int mask = READ_ONCE(present);
 	unsigned long flags;
 	unsigned int i;
+	u8 none = 1;
 
 	spin_lock_irqsave(&bus->lock, flags);
 	for (i = 0; i < ARRAY_SIZE(bus->slave); i++) {
-		bus->slave[i].state = FAKE_ROM_CMD;
 		bus->slave[i].byte = 0;
 		bus->slave[i].nbits = 0;
+		if (mask & BIT(i)) {
+			bus->slave[i].state = FAKE_ROM_CMD;
+			none = 0;
+		} else {
+			bus->slave[i].state = FAKE_IDLE;
+		}
 	}
 	spin_unlock_irqrestore(&bus->lock, flags);
-	return 0;
+	return none;
 }
 
 static u64 with_crc(u64 rom)

@@ -72,10 +72,12 @@ for B in "" --bundle; do
 	run masters$B 0 $B masters && [ "$(cat /tmp/masters$B.out)" = "master $MASTER_ID" ]
 	t $? "$L: LIST_MASTERS lists master $MASTER_ID and ends without a status"
 
+	# The search's status comes after its ids: its line last shows that
+	# cn_request_all waited for it.
 	run search$B 0 $B search "$MASTER_ID" &&
-		[ "$(sort /tmp/search$B.out)" = "rom $ID crc ok
-rom $THERM crc ok" ]
-	t $? "$L: SEARCH finds both ROM ids, each with its CRC"
+		[ "$(head -n 2 /tmp/search$B.out | sort)" = "rom $ID crc ok
+rom $THERM crc ok" ] && [ "$(tail -n +3 /tmp/search$B.out)" = "search status ok" ]
+	t $? "$L: SEARCH finds both ROM ids, each with its CRC, then its status"
 
 	run read$B 0 $B --wait 0 read $THERM &&
 		grep -qx "$THERM scratchpad 5e ff 4b 46 7f ff 0c 10 6a crc ok" /tmp/read$B.out &&
@@ -87,12 +89,39 @@ rom $THERM crc ok" ]
 
 	# Three w1 messages in one request: the kernel answers the unknown
 	# slave at once, in the sender's system call, and the two others on
-	# the master's thread; each answer goes to its own message.
-	run three$B 4 $B --wait 0 read $ABSENT $THERM $THERM &&
+	# the master's thread; each answer goes to its own message. The
+	# DS2401 has no scratchpad: its READ reads the idle bus, all 1s, whose
+	# CRC fails (exit 3); answers swapped between the two would show.
+	run three$B 3 $B --wait 0 read $ABSENT $THERM $ID &&
 		grep -qx "w1_therm: $ABSENT: No such device" /tmp/three$B.err &&
-		[ "$(grep -cx "$THERM temperature -10125" /tmp/three$B.out)" = 2 ]
-	t $? "$L: one request for an absent slave and the DS18B20 twice"
+		grep -qx "$THERM scratchpad 5e ff 4b 46 7f ff 0c 10 6a crc ok" /tmp/three$B.out &&
+		grep -qx "$THERM temperature -10125" /tmp/three$B.out &&
+		grep -qx "$ID scratchpad ff ff ff ff ff ff ff ff ff crc BAD (c9)" /tmp/three$B.out
+	t $? "$L: one request for an absent slave, the DS18B20 and the DS2401"
 done
+
+# Slaves that do not answer (the fake's present mask). A reset with both:
+# a presence pulse.
+PRESENT=/sys/module/fake_w1_master/parameters/present
+run reset 0 reset "$MASTER_ID" && [ "$(cat /tmp/reset.out)" = "reset $MASTER_ID: presence" ]
+t $? "MASTER_CMD RESET: a presence pulse"
+# The DS2401 alone answers the reset: the DS18B20 the kernel knows stays
+# silent after MATCH ROM, and its scratchpad reads as the idle bus.
+echo 2 >$PRESENT
+run silent 3 --timeout 3000 --wait 0 read $THERM &&
+	grep -qx "$THERM scratchpad ff ff ff ff ff ff ff ff ff crc BAD (c9)" /tmp/silent.out
+t $? "a silent DS18B20 beside a DS2401: all 1s, CRC BAD"
+# Nobody answers: the kernel's selection of a slave it knows fails
+# (w1_process_cb: one -ENODEV status, with the first command), and a
+# reset sees no presence pulse (status 255).
+echo 0 >$PRESENT
+run silent0 4 --timeout 3000 --wait 0 read $THERM &&
+	grep -qx "w1_therm: $THERM: No such device" /tmp/silent0.err
+t $? "SLAVE_CMD to a known slave on a silent bus: -ENODEV, at once"
+run reset0 4 --timeout 3000 reset "$MASTER_ID" &&
+	grep -qx "w1_therm: reset $MASTER_ID: no presence pulse (or no such master)" /tmp/reset0.err
+t $? "MASTER_CMD RESET on a silent bus: status 255, -ENODEV"
+echo 3 >$PRESENT
 
 # A temperature chosen now, read through both paths. (The scratchpad's
 # CRC-8 is 6a above and 9f here, as the DS18B20 datasheet's polynomial
