@@ -28,8 +28,11 @@ install(FILES ${PROJECT_BINARY_DIR}/libcnConfig.cmake ${PROJECT_BINARY_DIR}/libc
   DESTINATION ${CN_CMAKE_DIR} COMPONENT dev)
 
 install(FILES include/libcn.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
+# Not libcn/cnbus_test.h: the protocol of kmod's test module, which users'
+# machines do not load (cnbus-dkms does not install it); the test tiers and
+# bench/ include it from the source tree.
 install(DIRECTORY include/libcn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev
-  FILES_MATCHING PATTERN "*.h")
+  FILES_MATCHING PATTERN "*.h" PATTERN "cnbus_test.h" EXCLUDE)
 
 # libcn.pc is written when installing, for the prefix installed to (a
 # --prefix or CPack's /usr), so pkg-config prints plain absolute paths

@@ -3,7 +3,9 @@
 #   libcn-dev  headers, static library, pkg-config and CMake files, man pages
 #   cnctl      the command-line tool
 #   cnbus-dkms the kernel module's source for DKMS (CnDkmsPackage.cmake)
-# Binaries are stripped; their debug symbols go in -dbgsym packages (.ddeb).
+# The build takes Debian's hardening flags (CnDebBuildFlags.cmake); binaries
+# are stripped as dh_strip does (CnStripDebs.cmake), their debug symbols go
+# in -dbgsym packages (.ddeb).
 # Configure with -DCMAKE_INSTALL_PREFIX=/usr for the multiarch libdir
 # (lib/x86_64-linux-gnu) and no RUNPATH, as tests/package does; cpack -G DEB
 # refuses any other prefix (CnCpackChecks.cmake).
@@ -22,6 +24,11 @@ add_custom_command(OUTPUT ${cn_deb}/changelog.gz
   COMMAND gzip -9nc ${cn_deb}/changelog > ${cn_deb}/changelog.gz
   DEPENDS ${cn_deb}/changelog VERBATIM)
 add_custom_target(deb_changelog ALL DEPENDS ${cn_deb}/changelog.gz)
+# Lintian's tags that stay, each with its reason (cmake/debian/*.lintian-overrides),
+# only in the packages: a plain `cmake --install` does not write them.
+install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/cnctl.lintian-overrides
+  DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME cnctl
+  COMPONENT cnctl EXCLUDE_FROM_ALL)
 foreach(pair runtime:libcn0 dev:libcn-dev cnctl:cnctl)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 component)
@@ -60,6 +67,10 @@ set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL runtime dev cnctl dkms)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+# Every package (the -dbgsym ones too) names the one source they are built
+# from, as Debian's binary packages do: lintian then checks them as a group
+# (a -dbgsym package's /usr/share/doc link to its main package's).
+set(CPACK_DEBIAN_PACKAGE_SOURCE libcn)
 # CPack strips what it moves into the -dbgsym packages (CPACK_STRIP_FILES
 # would strip first and leave nothing to split).
 set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
@@ -110,5 +121,8 @@ set(CPACK_CN_BUILD_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_CN_SOURCE_DIR ${PROJECT_SOURCE_DIR})
 set(CPACK_CN_DKMS_VERSION ${CN_DKMS_VERSION})
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CnCpackChecks.cmake)
+set(CPACK_CN_STRIP ${CMAKE_STRIP})
+set(CPACK_CN_OBJCOPY ${CMAKE_OBJCOPY})
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/CnStripDebs.cmake)
 set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/CnFixDebs.cmake)
 include(CPack)

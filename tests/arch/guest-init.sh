@@ -7,7 +7,8 @@
 # make their system calls through the kernel's compat (32-bit) entry points.
 . /lib/vm-guest.sh
 vm_guest_start
-. /lib/arch.conf # ARCH_SRC, ARCH_BUILD, ARCH_CTEST_ARGS, ARCH_CI
+echo "ARCH-BEGIN kernel $(uname -r)"
+. /lib/arch.conf # ARCH_SRC, ARCH_BUILD, ARCH_CTEST_FIRST, ARCH_CTEST_ARGS, ARCH_CI
 
 while read -r m; do
 	insmod "/lib/arch-mod/$m" || echo "ARCH: insmod $m failed"
@@ -40,10 +41,21 @@ else
 	echo "ARCH-NATIVE32 no (kernel $(uname -r))"
 fi
 
+# in_build_ctest ARGS...: ctest ARGS in the build directory, in the chroot.
+in_build_ctest() {
+	chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root CI="$ARCH_CI" /bin/sh -c 'cd "$1" && shift && exec ctest "$@"' sh \
+		"$ARCH_BUILD" "$@"
+}
 echo "ARCH-HOST-BEGIN"
-# shellcheck disable=SC2086 # ARCH_CTEST_ARGS: several arguments
-chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root CI="$ARCH_CI" /bin/sh -c 'cd "$1" && shift && exec ctest "$@"' sh \
-	"$ARCH_BUILD" $ARCH_CTEST_ARGS
-echo "ARCH-HOST-RC $?"
+rc=0
+# shellcheck disable=SC2086 # ARCH_CTEST_*: several arguments
+if [ -n "$ARCH_CTEST_FIRST" ]; then
+	in_build_ctest $ARCH_CTEST_FIRST || rc=$?
+fi
+rc2=0
+# shellcheck disable=SC2086
+in_build_ctest $ARCH_CTEST_ARGS || rc2=$?
+[ "$rc" != 0 ] || rc=$rc2
+echo "ARCH-HOST-RC $rc"
 vm_guest_end ARCH

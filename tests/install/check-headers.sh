@@ -11,7 +11,9 @@ trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
 inc=$prefix/include
 mapfile -t headers < <(cd "$inc" && find . -name '*.h' | sed 's|^\./||' | sort)
-[ "${#headers[@]}" -ge 5 ] || { echo "FAIL: only ${#headers[@]} headers installed in $inc"; exit 1; }
+# libcn.h, libcn/kmod.h, libcn/kmod_genl.h, libcn/proto.h (not the test
+# module's libcn/cnbus_test.h).
+[ "${#headers[@]}" -ge 4 ] || { echo "FAIL: only ${#headers[@]} headers installed in $inc"; exit 1; }
 compilers=(gcc)
 command -v clang >/dev/null && compilers+=(clang)
 bad=0

@@ -4,7 +4,8 @@
 # check that pkg-config prints clean paths, that find_package(libcn) for the
 # shared library works without libnl's .pc files, that the installed cnctl
 # runs as installed, that the shared library exports exactly the CN_EXPORT
-# functions of the installed headers, and a man page for each.
+# functions of the installed headers, and a man page for each; the test
+# module's header is not installed.
 # Usage: check-install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -27,6 +28,8 @@ flags=$(pkg-config --cflags --libs libcn)
 case $flags in *..*) fail "pkg-config paths are not clean: $flags" ;; esac
 [ "$(pkg-config --variable=includedir libcn)" = "$prefix/include" ] ||
 	fail "includedir is $(pkg-config --variable=includedir libcn), not $prefix/include"
+# The test module's protocol is not a public header (cmake/CnInstall.cmake).
+[ ! -e "$prefix/include/libcn/cnbus_test.h" ] || fail "libcn/cnbus_test.h installed"
 
 # The installed cnctl runs as it is (RUNPATH to the prefix's libdir).
 env -u LD_LIBRARY_PATH "$prefix/bin/cnctl" --version >/dev/null || fail "installed cnctl does not run"

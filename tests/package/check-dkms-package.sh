@@ -3,9 +3,9 @@
 # documented cpack -G DEB) is linted (0 errors, 0 warnings), its contents
 # checked (/usr/src/cnbus-VERSION holds exactly what `make -C kmod
 # dkms-tree` writes, dkms.conf included), then it is installed with dpkg -i
-# in a throw-away root: an overlay of / whose writes go to a tmpfs, inside a
-# private mount namespace, so this machine's /usr/src, /var/lib/dkms and
-# /lib/modules are never touched. There its postinst must have built and
+# in a throw-away root (throwaway-root.sh: an overlay of / whose writes go
+# to a tmpfs, inside a private mount namespace), so this machine's /usr/src,
+# /var/lib/dkms, /lib/modules and dpkg database are never touched. There its postinst must have built and
 # installed cnbus.ko (not cnbus_test.ko) through DKMS for Debian's 6.1 and
 # 6.12 kernels (vermagic, depmod finds it); dpkg --purge must remove all of
 # it, leaving no file the package or DKMS made for it (the overlay's upper
@@ -13,7 +13,9 @@
 #
 # The -rt flavours' headers are hidden in the throw-away root: the plain
 # 6.1 and 6.12 are what this test is about, and each kernel costs a module
-# build (~15 s); tests/kmod/dkms-build.sh builds the -rt ones.
+# build (~15 s); tests/kmod/dkms-build.sh builds the -rt ones. So are the
+# running kernel's, if it has any: the postinst must then say, in one line,
+# that no module was built for it and that installing its headers fixes it.
 #
 # The cnbus.ko built for 6.1 is left in KO_DIR/<kernel release>/cnbus.ko:
 # the vm tier boots it (run-vm-tests.sh --cnbus-ko-dir).
@@ -25,6 +27,8 @@ set -euo pipefail
 src=$1
 debs_dir=$2
 ko_dir=$3
+# shellcheck source=throwaway-root.sh
+. "$(dirname "$0")/throwaway-root.sh"
 
 fail() {
 	echo "FAIL: $*"
@@ -43,12 +47,10 @@ newest() {
 }
 
 if [ -z "${CN_IN_NAMESPACE:-}" ]; then
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	for tool in unshare dkms lintian dpkg-deb; do
+	why=$(troot_can_run) || skip "$why"
+	for tool in dkms lintian dpkg-deb; do
 		command -v "$tool" >/dev/null || skip "$tool not installed (scripts/install-deps test)"
 	done
-	grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
-		skip "no overlayfs for the throw-away root"
 	found=("$debs_dir"/cnbus-dkms_*_all.deb)
 	deb=${found[0]}
 	[ -f "$deb" ] || fail "no cnbus-dkms_*_all.deb in $debs_dir (made by the package_debs test)"
@@ -82,26 +84,23 @@ if [ -z "${CN_IN_NAMESPACE:-}" ]; then
 	echo "== cnbus-dkms $version: installing in a throw-away root with the headers of $k61 and $k612"
 	T0=$(date +%s)
 	mkdir "$tree/root"
-	CN_IN_NAMESPACE=1 CN_ROOT_DIR=$tree/root CN_DEB=$deb CN_VERSION=$version CN_KERNELS="$k61 $k612" \
-		unshare --mount --propagation private "$0" "$@"
+	CN_ROOT_DIR=$tree/root CN_DEB=$deb CN_VERSION=$version CN_KERNELS="$k61 $k612" troot_reexec "$@"
 	echo "PASS: cnbus-dkms $version built cnbus.ko for $k61 and $k612 on install, purge left nothing ($(($(date +%s) - T0)) s)"
 	exit 0
 fi
 
 # In the private mount namespace: the throw-away root.
 t=$CN_ROOT_DIR
-mount -t tmpfs cn-dkms-root "$t"
-mkdir "$t/upper" "$t/work" "$t/root"
-mount -t overlay cn-dkms-root -o "lowerdir=/,upperdir=$t/upper,workdir=$t/work" "$t/root"
-r=$t/root
-for fs in proc sys dev; do
-	mount --rbind "/$fs" "$r/$fs"
-done
-in_root() { chroot "$r" "$@"; }
+troot_mount "$t"
+r=$TROOT
 # Only the plain flavours' headers (see the top).
 for d in "$r"/lib/modules/*-rt-*; do
 	[ ! -e "$d" ] || rm -rf "$d"
 done
+# The running kernel without its headers, the usual first-time mistake
+# (this machine's kernel has none anyway): the postinst must say so.
+running=$(uname -r)
+[ ! -e "$r/lib/modules/$running/build" ] || rm -rf "$r/lib/modules/$running/build"
 
 # dkms's common.postinst builds for every kernel in /lib/modules when the
 # running one is not installed (this machine, a container, CI), else for
@@ -119,6 +118,9 @@ if ! in_root dpkg -i /tmp/cnbus-dkms.deb >"$t/install.log" 2>&1; then
 fi
 cat "$t/install.log"
 rm "$r/tmp/cnbus-dkms.deb"
+want="cnbus-dkms: no cnbus module was built for the running kernel $running: its headers are missing; apt install linux-headers-$running builds it"
+grep -qFx "$want" "$t/install.log" || fail "the postinst did not say: $want"
+echo "ok: the postinst said that $running has no headers, and what fixes it"
 
 # Built and installed for both kernels, where modprobe finds it; the test
 # module is not installed on an admin's machine.
@@ -169,25 +171,16 @@ for k in $CN_KERNELS; do
 done
 # What is left in the upper layer that the lower (this machine) lacks or
 # has otherwise: a file or directory left behind. Not counted: dpkg's own
-# database and log, and DKMS's module signing key (made at the first build
-# by dkms itself, kept for every later module as Debian's dkms does).
-left=$(
-	cd "$t/upper"
-	find . -mindepth 1 \( -path ./var/lib/dpkg -o -path ./var/log -o -path ./tmp \
-		-o -path ./var/lib/dkms/mok.key -o -path ./var/lib/dkms/mok.pub \) -prune -o -print |
-		while read -r f; do
-			p=${f#.}
-			if [ -d "$f" ]; then
-				[ -d "$p" ] || echo "directory $p"
-			elif [ -c "$f" ] && [ ! -e "$p" ]; then
-				: # a whiteout of something this machine lacks
-			elif [ -c "$f" ]; then
-				case $p in */lib/modules/*-rt-*) ;; *) echo "removed $p" ;; esac
-			elif [ ! -e "$p" ] || ! cmp -s "$f" "$p"; then
-				echo "file $p"
-			fi
-		done
-)
+# database and log, DKMS's module signing key (made at the first build by
+# dkms itself, kept for every later module as Debian's dkms does), the
+# headers this test hid, and depmod's indexes (modules.dep, modules.alias,
+# ...): for a kernel whose image is not installed (its headers are, its
+# image is in tests/vm/kernel-cache.sh's cache) DKMS's depmod writes them
+# where there were none, and the purge's depmod rewrites them, it does not
+# remove them (that cnbus is gone from them, modinfo checks above).
+left=$(troot_left var/lib/dpkg var/log tmp var/lib/dkms/mok.key var/lib/dkms/mok.pub |
+	grep -E -v -e '^removed (/usr)?/lib/modules/[^/]*-rt-' -e "^removed (/usr)?/lib/modules/$running/build\$" \
+		-e '^file (/usr)?/lib/modules/[^/]+/modules\.[a-z.]+$' || true)
 [ -z "$left" ] || fail "left after purge:
 $left"
 echo "purged: no file left (upper layer checked against /)"

@@ -7,7 +7,7 @@
 # libraries and a static dm-ulog; the guest (tests/vm/dm/init.sh) builds a
 # mirror with a "userspace" log over two loop devices and runs it through
 # resync, writes, suspend/resume, EAGAIN answers and the server's death and
-# restart. The boot logic is tests/vm/lib/vm.sh.
+# restart. The boot logic and the verdict are tests/vm/lib/vm.sh.
 #
 # Usage: run-dm-test.sh [--kernel 6.1|6.12] [--dm-ulog PATH] [--libcn-a PATH]
 #                       [--work DIR] [--keep]
@@ -26,36 +26,27 @@ KNAME=6.1
 DM_ULOG=
 LIBCN_A=
 VM_WORK=
-KEEP=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) KNAME=$2; shift 2 ;;
 	--dm-ulog) DM_ULOG=$2; shift 2 ;;
 	--libcn-a) LIBCN_A=$2; shift 2 ;;
 	--work) VM_WORK=$2; shift 2 ;;
-	--keep) KEEP=1; shift ;;
+	--keep) VM_KEEP=1; shift ;;
 	*) sed -n '/^# Usage/,/^# *--libcn-a)/p' "$0" >&2; exit 2 ;;
 	esac
 done
 case "$KNAME" in 6.1 | 6.12) ;; *) echo "run-dm-test.sh: --kernel 6.1 or 6.12" >&2; exit 2 ;; esac
 
-vm_skip() { echo "SKIP: $*"; exit 77; }
-vm_fail() { echo "FAIL: $*"; exit 1; }
-T0=$(date +%s)
 vm_host_tools
 DMSETUP=$(command -v dmsetup || true)
 [ -n "$DMSETUP" ] || vm_skip "dmsetup not installed (scripts/install-deps)"
-if [ -z "$VM_WORK" ]; then
-	VM_WORK=$(mktemp -d /tmp/cn-dm-vm.XXXXXX)
-	[ "$KEEP" = 1 ] || trap 'rm -rf "$VM_WORK"' EXIT
-fi
+vm_work cn-dm-vm
+rm -rf "${VM_WORK:?}/src"
 mkdir -p "$VM_WORK/src"
-VM_WORK=$(cd "$VM_WORK" && pwd)
-rm -rf "${VM_WORK:?}/src/"*
 vm_kernel "$KNAME"
-KVER=${VM_KDIR#/lib/modules/}
-KVER=${KVER%/build}
-MODS=/lib/modules/$KVER/kernel
+KVER=$VM_KVER
+MODS=$VM_MODDIR/kernel
 
 # 1. The server, static: the initramfs has no libcn or libnl.
 if [ -z "$DM_ULOG" ]; then
@@ -72,8 +63,8 @@ mkdir -p "$VM_ROOT/lib/dm"
 for m in dm-mod dm-log dm-region-hash dm-mirror dm-log-userspace loop; do
 	f=$(find "$MODS/drivers/md" "$MODS/drivers/block" -name "$m.ko*" | head -n 1)
 	if [ -z "$f" ]; then
-		grep -q "/$m.ko" "/lib/modules/$KVER/modules.builtin" 2>/dev/null ||
-			vm_skip "kernel $KVER has no $m module (linux-image-* installed?)"
+		grep -q "/$m.ko" "$VM_MODDIR/modules.builtin" 2>/dev/null ||
+			vm_skip "kernel $KVER has no $m module (its image: scripts/install-deps)"
 		continue
 	fi
 	case "$f" in
@@ -90,35 +81,10 @@ for lib in $(ldd "$DMSETUP" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^
 done
 
 # 3. Boot, one per kernel.
-T1=$(date +%s)
 vm_boot "${VM_TIMEOUT:-600}" "loglevel=4"
-T2=$(date +%s)
-LOG=$VM_LOG.txt
 
-# 4. Judge.
-sed -n '/DMTEST-BEGIN/,/^DMTEST-DMESG-BEGIN/p' "$LOG" | grep -v '^DMTEST-DMESG-BEGIN' || true
-FAIL=0
-[ "$VM_QRC" = 0 ] || { echo "FAIL: qemu exit status $VM_QRC (124: timeout)"; FAIL=1; }
-grep -q '^DMTEST-END' "$LOG" || { echo "FAIL: guest did not finish"; FAIL=1; }
-grep -q '^DMTEST-SUMMARY' "$LOG" || { echo "FAIL: guest did not reach the end of its tests"; FAIL=1; }
-OK=$(grep -c '^ok' "$LOG" || true)
-NOTOK=$(grep -c '^not ok' "$LOG" || true)
-[ "$NOTOK" = 0 ] || { echo "FAIL: $NOTOK failed check(s)"; FAIL=1; }
-[ "$OK" -ge 30 ] || { echo "FAIL: only $OK checks passed"; FAIL=1; }
-grep -Ev '^(ok|not ok|#)' "$LOG" >"$VM_WORK/kernel.txt" || true
-BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
-if [ -n "$BAD" ]; then
-	echo "FAIL: kernel log is not clean:"
-	echo "$BAD"
-	echo "== the first report in full:"
-	grep -F -x -A 50 "$(echo "$BAD" | head -n 1)" "$VM_WORK/kernel.txt" | head -n 50
-	FAIL=1
-fi
-echo "== $VM_KNAME: $OK ok, $NOTOK not ok; kernel log $([ -n "$BAD" ] && echo dirty || echo clean);" \
-	"boot+guest $((T2 - T1)) s, total $(($(date +%s) - T0)) s"
-if [ "$FAIL" != 0 ]; then
-	echo "== console log kept in $VM_LOG"
-	trap - EXIT
-	exit 1
-fi
+# 4. Judge (vm_judge: qemu, the guest's end, TAP lines, the kernel log).
+vm_judge DMTEST --min-ok 30
+grep -q '^DMTEST-SUMMARY' "$VM_LOG.txt" || vm_judge_fail "guest did not reach the end of its tests"
+vm_verdict
 echo "PASS"

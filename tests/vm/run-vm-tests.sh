@@ -4,7 +4,8 @@
 # run-vm-tests.sh - build kmod (and the example module examples/kernel)
 # against one kernel, boot that kernel under QEMU (TCG, never KVM) with a
 # busybox initramfs holding the modules and the guest test programs, and
-# judge the serial console log strictly. The boot logic is tests/vm/lib/vm.sh.
+# judge the serial console log strictly. The boot logic and the verdict
+# (vm_judge) are tests/vm/lib/vm.sh.
 #
 # Usage: run-vm-tests.sh [--kernel NAME] [--light] [--guest-dir DIR]
 #                        [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
@@ -57,7 +58,6 @@ VM_WORK=
 TESTS=
 CNCTL=
 SCALE=
-KEEP=0
 CNBUS_KO_DIR=
 
 while [ $# -gt 0 ]; do
@@ -71,22 +71,14 @@ while [ $# -gt 0 ]; do
 	--tests) TESTS=$2; shift 2 ;;
 	--cnctl) CNCTL=$2; shift 2 ;;
 	--scale) SCALE=$2; shift 2 ;;
-	--keep) KEEP=1; shift ;;
+	--keep) VM_KEEP=1; shift ;;
 	--cnbus-ko-dir) CNBUS_KO_DIR=$2; shift 2 ;;
 	*) sed -n '/^# Usage/,/^# *--keep/p' "$0" >&2; exit 2 ;;
 	esac
 done
 
-vm_skip() { echo "SKIP: $*"; exit 77; }
-vm_fail() { echo "FAIL: $*"; exit 1; }
-T0=$(date +%s)
 vm_host_tools
-if [ -z "$VM_WORK" ]; then
-	VM_WORK=$(mktemp -d /tmp/cnbus-vm.XXXXXX)
-	[ "$KEEP" = 1 ] || trap 'rm -rf "$VM_WORK"' EXIT
-fi
-mkdir -p "$VM_WORK"
-VM_WORK=$(cd "$VM_WORK" && pwd)
+vm_work cnbus-vm
 vm_kernel "$KNAME"
 
 # 1. kmod and the example module, W=1 clean.
@@ -157,46 +149,19 @@ fi
 TIMEOUT=900
 [ -n "$SCALE" ] && TIMEOUT=1800
 [ "$KNAME" = debug ] && TIMEOUT=2700
-T1=$(date +%s)
 vm_boot "${VM_TIMEOUT:-$TIMEOUT}" "$APPEND"
-T2=$(date +%s)
-LOG=$VM_LOG.txt
 
-# 5. Judge.
-sed -n '/VMTEST-BEGIN/,/^VMTEST-DMESG-BEGIN/p' "$LOG" | grep -v '^VMTEST-DMESG-BEGIN' || true
-FAIL=0
-[ "$VM_QRC" = 0 ] || { echo "FAIL: qemu exit status $VM_QRC (124: timeout)"; FAIL=1; }
-grep -q '^VMTEST-END' "$LOG" || { echo "FAIL: guest did not finish"; FAIL=1; }
-NOTOK=$(grep -c '^not ok' "$LOG" || true)
-OK=$(grep -c '^ok' "$LOG" || true)
-SUMMARIES=$(grep -c '^VMTEST-SUMMARY' "$LOG" || true)
-[ "$NOTOK" = 0 ] || { echo "FAIL: $NOTOK failed test(s)"; FAIL=1; }
-[ "$SUMMARIES" -ge 2 ] || { echo "FAIL: expected 2 guest test runs, saw $SUMMARIES"; FAIL=1; }
+# 5. Judge (vm_judge: qemu, the guest's end, TAP lines, the kernel log).
+vm_judge VMTEST
+SUMMARIES=$(grep -c '^VMTEST-SUMMARY' "$VM_LOG.txt" || true)
+[ "$SUMMARIES" -ge 2 ] || vm_judge_fail "expected 2 guest test runs, saw $SUMMARIES"
 if [ -n "$SCALE" ]; then
-	SCALE_OK=$(grep -c '^ok - scale:' "$LOG" || true)
-	[ "$SCALE_OK" -ge 12 ] || { echo "FAIL: expected 12 scale checks, saw $SCALE_OK"; FAIL=1; }
-fi
-grep -q '^Bail out' "$LOG" && { echo "FAIL: guest bailed out"; FAIL=1; }
-sed -n '/^VMTEST-DMESG-BEGIN/,/^VMTEST-DMESG-END/p' "$LOG" >"$VM_WORK/dmesg.txt"
-# The whole console (crashes before the dmesg dump) and the dmesg dump
-# (warnings below the console loglevel), without the guest's TAP lines.
-grep -Ev '^(ok|not ok|#|Bail out)' "$LOG" >"$VM_WORK/kernel.txt" || true
-BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
-if [ -n "$BAD" ]; then
-	echo "FAIL: kernel log is not clean:"
-	echo "$BAD"
-	echo "== the first report in full:"
-	FIRST=$(echo "$BAD" | head -n 1)
-	if grep -q -F -x "$FIRST" "$VM_WORK/dmesg.txt"; then
-		grep -F -x -A 50 "$FIRST" "$VM_WORK/dmesg.txt" | head -n 50
-	else
-		grep -F -x -A 50 "$FIRST" "$VM_WORK/kernel.txt" | head -n 50
-	fi
-	FAIL=1
+	SCALE_OK=$(grep -c '^ok - scale:' "$VM_LOG.txt" || true)
+	[ "$SCALE_OK" -ge 12 ] || vm_judge_fail "expected 12 scale checks, saw $SCALE_OK"
 fi
 # Every unload reports its CBUS totals: they must add up.
 ACCT=$(sed -n 's/.*cbus: \([0-9]*\) queued at unload, drained; inserted \([0-9]*\) sent \([0-9]*\) dropped \([0-9]*\).*/\1 \2 \3 \4/p' "$VM_WORK/dmesg.txt")
-[ -n "$ACCT" ] || { echo "FAIL: no CBUS totals at unload in the kernel log"; FAIL=1; }
+[ -n "$ACCT" ] || vm_judge_fail "no CBUS totals at unload in the kernel log"
 echo "$ACCT" | while read -r q i s x; do
 	[ -n "$i" ] || continue
 	if [ "$i" -eq $((s + x)) ]; then
@@ -205,14 +170,8 @@ echo "$ACCT" | while read -r q i s x; do
 		echo "not ok - cnbus unload: inserted $i != sent $s + dropped $x"
 	fi
 done | tee "$VM_WORK/acct.txt"
-grep -q '^not ok' "$VM_WORK/acct.txt" && FAIL=1
+! grep -q '^not ok' "$VM_WORK/acct.txt" || vm_judge_fail "CBUS totals do not add up"
 grep -E 'cnbus' "$VM_WORK/dmesg.txt" | grep -v 'cnbus_test: \(un\)\?loaded' | sed 's/^/# dmesg: /' || true
-echo "== $VM_KNAME: $OK ok, $NOTOK not ok; kernel log $([ -n "$BAD" ] && echo dirty || echo clean);" \
-	"boot+guest $((T2 - T1)) s, total $(($(date +%s) - T0)) s"
-if [ "$FAIL" != 0 ]; then
-	echo "== console log kept in $VM_LOG"
-	trap - EXIT
-	exit 1
-fi
+vm_verdict
 echo "PASS"
 exit 0

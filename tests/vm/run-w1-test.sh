@@ -7,7 +7,8 @@
 # a bus master that emulates a DS18B20 and a DS2401 bit by bit (built here
 # against the kernel's headers); the guest (tests/vm/w1/init.sh) lists the
 # masters, searches the bus and reads the DS18B20 with examples/w1
-# (w1_therm), bundled and not. The boot logic is tests/vm/lib/vm.sh.
+# (w1_therm), bundled and not. The boot logic and the verdict (vm_judge)
+# are tests/vm/lib/vm.sh.
 #
 # Usage: run-w1-test.sh [--kernel 6.1|6.12] [--w1-therm PATH] [--libcn-a PATH]
 #                       [--work DIR] [--keep]
@@ -27,38 +28,30 @@ KNAME=6.1
 W1_THERM=
 LIBCN_A=
 VM_WORK=
-KEEP=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) KNAME=$2; shift 2 ;;
 	--w1-therm) W1_THERM=$2; shift 2 ;;
 	--libcn-a) LIBCN_A=$2; shift 2 ;;
 	--work) VM_WORK=$2; shift 2 ;;
-	--keep) KEEP=1; shift ;;
+	--keep) VM_KEEP=1; shift ;;
 	*) sed -n '/^# Usage/,/^# *--libcn-a)/p' "$0" >&2; exit 2 ;;
 	esac
 done
 case "$KNAME" in 6.1 | 6.12) ;; *) echo "run-w1-test.sh: --kernel 6.1 or 6.12" >&2; exit 2 ;; esac
 
-vm_skip() { echo "SKIP: $*"; exit 77; }
-vm_fail() { echo "FAIL: $*"; exit 1; }
-T0=$(date +%s)
 vm_host_tools
-if [ -z "$VM_WORK" ]; then
-	VM_WORK=$(mktemp -d /tmp/cn-w1-vm.XXXXXX)
-	[ "$KEEP" = 1 ] || trap 'rm -rf "$VM_WORK"' EXIT
-fi
+vm_work cn-w1-vm
 mkdir -p "$VM_WORK/src"
-VM_WORK=$(cd "$VM_WORK" && pwd)
 rm -rf "${VM_WORK:?}/src/"*
 vm_kernel "$KNAME"
-KVER=${VM_KDIR#/lib/modules/}
-KVER=${KVER%/build}
-MODS=/lib/modules/$KVER/kernel
+KVER=$VM_KVER
+MODS=$VM_MODDIR/kernel
 
 # 1. The kernel's w1 must have its netlink interface: Debian builds w1 as
 # modules (CONFIG_W1=m) with CONFIG_W1_CON=y on 6.1 and 6.12.
 CONFIG=/boot/config-$KVER
+[ -r "$CONFIG" ] || CONFIG=$VM_KERNEL_CACHE/$KVER/boot/config-$KVER
 [ -r "$CONFIG" ] || vm_skip "no $CONFIG"
 if ! grep -qx 'CONFIG_W1=m' "$CONFIG" || ! grep -qx 'CONFIG_W1_CON=y' "$CONFIG"; then
 	vm_skip "kernel $KVER: w1 is not a module with netlink (CONFIG_W1=m, CONFIG_W1_CON=y)"
@@ -90,35 +83,10 @@ for m in wire w1_therm; do
 done
 
 # 4. Boot, one per kernel.
-T1=$(date +%s)
 vm_boot "${VM_TIMEOUT:-600}" "loglevel=4"
-T2=$(date +%s)
-LOG=$VM_LOG.txt
 
-# 5. Judge.
-sed -n '/W1TEST-BEGIN/,/^W1TEST-DMESG-BEGIN/p' "$LOG" | grep -v '^W1TEST-DMESG-BEGIN' || true
-FAIL=0
-[ "$VM_QRC" = 0 ] || { echo "FAIL: qemu exit status $VM_QRC (124: timeout)"; FAIL=1; }
-grep -q '^W1TEST-END' "$LOG" || { echo "FAIL: guest did not finish"; FAIL=1; }
-grep -q '^W1TEST-SUMMARY' "$LOG" || { echo "FAIL: guest did not reach the end of its tests"; FAIL=1; }
-OK=$(grep -c '^ok' "$LOG" || true)
-NOTOK=$(grep -c '^not ok' "$LOG" || true)
-[ "$NOTOK" = 0 ] || { echo "FAIL: $NOTOK failed check(s)"; FAIL=1; }
-[ "$OK" -ge 29 ] || { echo "FAIL: only $OK checks passed (29 expected)"; FAIL=1; }
-grep -Ev '^(ok|not ok|#)' "$LOG" >"$VM_WORK/kernel.txt" || true
-BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
-if [ -n "$BAD" ]; then
-	echo "FAIL: kernel log is not clean:"
-	echo "$BAD"
-	echo "== the first report in full:"
-	grep -F -x -A 50 "$(echo "$BAD" | head -n 1)" "$VM_WORK/kernel.txt" | head -n 50
-	FAIL=1
-fi
-echo "== $VM_KNAME: $OK ok, $NOTOK not ok; kernel log $([ -n "$BAD" ] && echo dirty || echo clean);" \
-	"boot+guest $((T2 - T1)) s, total $(($(date +%s) - T0)) s"
-if [ "$FAIL" != 0 ]; then
-	echo "== console log kept in $VM_LOG"
-	trap - EXIT
-	exit 1
-fi
+# 5. Judge (vm_judge: qemu, the guest's end, TAP lines, the kernel log).
+vm_judge W1TEST --min-ok 29
+grep -q '^W1TEST-SUMMARY' "$VM_LOG.txt" || vm_judge_fail "guest did not reach the end of its tests"
+vm_verdict
 echo "PASS"

@@ -1,31 +1,97 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=sh
 #
-# tests/vm/lib/vm.sh - the one QEMU boot logic of the VM tier
-# (tests/vm/run-vm-tests.sh) and the CBUS bench (bench/cbus/run). Sourced,
-# POSIX sh. It picks a kernel, builds kmod against it, packs a busybox
-# initramfs, boots it under QEMU/TCG (never KVM: it does not work on these
-# machines) and judges the kernel log.
+# tests/vm/lib/vm.sh - the one QEMU boot logic and verdict of the VM tier
+# (tests/vm/run-vm-tests.sh, run-dm-test.sh), the arch tier's i386 VM
+# (tests/arch/vm-host-tests.sh) and the CBUS bench (bench/cbus/run).
+# Sourced, POSIX sh. It picks a kernel, builds kmod against it, packs a
+# busybox initramfs, boots it under QEMU/TCG (never KVM: it does not work on
+# these machines) and judges the run: the guest's end, its TAP lines, the
+# kernel log (vm_judge).
 #
-# Callers set VM_SRC (the source tree) and VM_WORK (a scratch directory)
-# and define vm_skip MESSAGE (exit 77) and vm_fail MESSAGE (exit 1).
+# Callers set VM_SRC (the source tree), then VM_WORK (a scratch directory,
+# their --work) or call vm_work for a fresh one. VM_KEEP=1 keeps a fresh
+# one (--keep); VM_ON_EXIT is a command vm_skip and vm_fail run before they
+# exit (bench/cbus/run prints its results as NA). vm_judge and vm_verdict
+# judge the console of a guest whose /init ends with vm_guest_end
+# (tests/vm/lib/guest.sh).
 #
-# Kernels (vm_kernel NAME): Debian's from apt, newest installed ABI of each
-#   6.1      linux-image-6.1.0-N-amd64           (linux-image-amd64)
-#   6.1-rt   linux-image-6.1.0-N-rt-amd64        (linux-image-rt-amd64)
-#   6.12     linux-image-6.12.P+deb12-amd64      (-unsigned, from bookworm)
+# Kernels (vm_kernel NAME): Debian's, the newest ABI whose headers are
+# installed (linux-headers-*) and whose image is either installed (/boot,
+# /lib/modules) or unpacked into VM_KERNEL_CACHE by tests/vm/kernel-cache.sh
+# (what scripts/install-deps does: the vm tier boots them, the system need
+# not):
+#   6.1      linux-image-6.1.0-N-amd64           (linux-headers-amd64)
+#   6.1-rt   linux-image-6.1.0-N-rt-amd64        (linux-headers-rt-amd64)
+#   6.12     linux-image-6.12.P+deb12-amd64      (from bookworm-security)
 #   6.12-rt  linux-image-6.12.P+deb12-rt-amd64
 #   debug    tests/vm/debug-kernel/build.sh (6.12, KASAN, lockdep, ...)
 # or KERNEL + KDIR from the environment (KVER picks /boot/vmlinuz-KVER).
+VM_KERNEL_CACHE=${VM_KERNEL_CACHE:-/var/cache/libcn/kernels}
+
+# The clock of the run's total (vm_verdict prints it).
+VM_T0=$(date +%s)
+
+# vm_skip MESSAGE: this host cannot run the test (exit 77; CTest: skipped).
+vm_skip() {
+	echo "SKIP: $*"
+	${VM_ON_EXIT:-:}
+	exit 77
+}
+
+# vm_fail MESSAGE: the test failed (exit 1); a fresh work directory is kept.
+vm_fail() {
+	echo "FAIL: $*"
+	${VM_ON_EXIT:-:}
+	vm_keep_work
+	exit 1
+}
+
+# vm_work NAME: VM_WORK made absolute (created if needed), or, when empty, a
+# new /tmp/NAME.XXXXXX, removed at exit unless VM_KEEP=1 or the run failed.
+vm_work() {
+	if [ -z "${VM_WORK:-}" ]; then
+		VM_WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+		[ "${VM_KEEP:-0}" = 1 ] || trap 'rm -rf "$VM_WORK"' EXIT
+	fi
+	mkdir -p "$VM_WORK"
+	VM_WORK=$(cd "$VM_WORK" && pwd)
+}
+
+# vm_keep_work: do not remove the work directory at exit (a failed run).
+vm_keep_work() {
+	trap - EXIT
+	[ -z "${VM_WORK:-}" ] || echo "== work directory kept: $VM_WORK"
+}
+
+# vm_image RELEASE: set vm_img (the image) and vm_mods (its modules
+# directory, with modules.dep) of Debian's kernel RELEASE, installed or in
+# VM_KERNEL_CACHE; status 1 when it is neither.
+vm_image() {
+	if [ -r "/boot/vmlinuz-$1" ] && [ -r "/lib/modules/$1/modules.dep" ]; then
+		vm_img=/boot/vmlinuz-$1 vm_mods=/lib/modules/$1
+	elif [ -r "$VM_KERNEL_CACHE/$1/boot/vmlinuz-$1" ]; then
+		vm_img=$VM_KERNEL_CACHE/$1/boot/vmlinuz-$1 vm_mods=$VM_KERNEL_CACHE/$1/lib/modules/$1
+	else
+		return 1
+	fi
+}
 
 # vm_kernel NAME: set VM_KERNEL (the image), VM_KDIR (a tree to build
-# modules against) and VM_KNAME (what the logs call it).
+# modules against), VM_KNAME (what the logs call it) and, for Debian's
+# kernels, VM_KVER (the release) and VM_MODDIR (its modules, modules.dep).
 vm_kernel() {
 	VM_KNAME=$1
+	VM_KVER=
+	VM_MODDIR=
 	if [ -n "${KERNEL:-}" ] || [ -n "${KVER:-}" ]; then
 		VM_KERNEL=${KERNEL:-/boot/vmlinuz-$KVER}
 		VM_KDIR=${KDIR:-/lib/modules/${KVER:-}/build}
 		VM_KNAME=${KVER:-$VM_KERNEL}
+		if [ -n "${KVER:-}" ] && vm_image "$KVER"; then
+			VM_KERNEL=${KERNEL:-$vm_img}
+			VM_KVER=$KVER VM_MODDIR=$vm_mods
+		fi
 	elif [ "$1" = debug ]; then
 		vm_dk=$("$VM_SRC/tests/vm/debug-kernel/build.sh") || {
 			vm_rc=$?
@@ -42,16 +108,19 @@ vm_kernel() {
 		6.12-rt) vm_glob='6.12.*+deb*-rt-amd64' vm_not='-cloud-' ;;
 		*) vm_fail "unknown kernel '$1' (6.1, 6.1-rt, 6.12, 6.12-rt, debug)" ;;
 		esac
-		# The newest ABI whose image and headers are both installed.
+		# The newest ABI with headers and an image.
 		vm_kver=$(for d in /lib/modules/$vm_glob/build; do
 			v=${d#/lib/modules/}
 			v=${v%/build}
-			[ -d "$d" ] && [ -r "/boot/vmlinuz-$v" ] && echo "$v"
+			[ -d "$d" ] && vm_image "$v" && echo "$v"
 		done | grep -Ev -- "$vm_not" | sort -V | tail -n 1 || true)
-		[ -n "$vm_kver" ] || vm_skip "kernel $1: no /boot/vmlinuz-$vm_glob with headers (scripts/install-deps)"
-		VM_KERNEL=/boot/vmlinuz-$vm_kver
+		[ -n "$vm_kver" ] ||
+			vm_skip "kernel $1: no image of a $vm_glob kernel with headers, in /boot or $VM_KERNEL_CACHE (scripts/install-deps)"
+		vm_image "$vm_kver"
+		VM_KERNEL=$vm_img
 		VM_KDIR=/lib/modules/$vm_kver/build
 		VM_KNAME="$1 ($vm_kver)"
+		VM_KVER=$vm_kver VM_MODDIR=$vm_mods
 	fi
 	[ -r "$VM_KERNEL" ] || vm_skip "kernel $VM_KERNEL not readable"
 	[ -d "$VM_KDIR" ] || vm_skip "kernel headers $VM_KDIR missing"
@@ -136,7 +205,8 @@ vm_root() {
 # vm_boot TIMEOUT APPEND...: pack VM_ROOT, boot VM_KERNEL with it and the
 # kernel command line APPEND (console, panic, log buffer are added). The
 # serial console goes to VM_LOG (VM_WORK/console.log, and .txt without
-# CRs); VM_QRC is qemu's exit status (124: timeout). VM_SMP (2), VM_MEM (1G);
+# CRs); VM_QRC is qemu's exit status (124: timeout), VM_BOOT_S the seconds
+# the boot (and the guest's run) took. VM_SMP (2), VM_MEM (1G);
 # VM_QEMU_ARGS: more qemu arguments (the arch tier shares directories over
 # 9p with -virtfs).
 #
@@ -150,6 +220,7 @@ vm_root() {
 vm_boot() {
 	vm_timeout=$1
 	shift
+	vm_t1=$(date +%s)
 	(cd "$VM_ROOT" && find . | cpio -o -H newc 2>/dev/null | gzip -1) >"$VM_WORK/initramfs.gz"
 	VM_LOG=$VM_WORK/console.log
 	rm -f "$VM_WORK/console.boot-1.log" # from an earlier run in this VM_WORK
@@ -161,6 +232,7 @@ vm_boot() {
 		echo "== that console is kept in $VM_WORK/console.boot-1.log; booting once more"
 		vm_boot_once "$@"
 	fi
+	VM_BOOT_S=$(($(date +%s) - vm_t1))
 }
 
 # vm_boot_once APPEND...: one boot of vm_boot (VM_LOG, VM_QRC, $VM_LOG.txt).
@@ -191,4 +263,82 @@ vm_log_reports() {
 			-e 'kmemleak: Automatic memory scanning thread started|ODEBUG: selftest passed' \
 			-e 'Lock dependency validator|RCU lockdep checking is enabled' \
 			-e '^VMTEST|^CBENCH|^#'
+}
+
+# vm_judge TAG [--quiet] [--dmesg-only] [--min-ok N]: judge the boot vm_boot
+# just made, of a guest whose /init printed TAG-BEGIN and ended with
+# vm_guest_end TAG. Prints the guest's output from TAG-BEGIN to its dmesg
+# dump (not with --quiet), then a FAIL line for each of: qemu's exit status
+# not 0 (124: timeout), no TAG-END (the guest did not finish), a "not ok"
+# or "Bail out" line, fewer than N "ok" lines, and a kernel report
+# (vm_log_reports) in the dmesg dump or the whole console without the
+# guest's TAP lines (a crash before the dump; --dmesg-only when the guest's
+# own output may hold such words), the first report in full. Writes
+# VM_WORK/dmesg.txt and VM_WORK/kernel.txt; sets VM_OK, VM_NOTOK, VM_BAD
+# (the reports) and VM_FAILED (1: failed). The caller adds its own checks
+# with vm_judge_fail and ends with vm_verdict.
+vm_judge() {
+	vm_tag=$1
+	shift
+	vm_quiet=0 vm_dmesg_only=0 vm_min_ok=0
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--quiet) vm_quiet=1 ;;
+		--dmesg-only) vm_dmesg_only=1 ;;
+		--min-ok) vm_min_ok=$2; shift ;;
+		*) vm_fail "vm_judge: unknown option $1" ;;
+		esac
+		shift
+	done
+	vm_txt=$VM_LOG.txt
+	VM_FAILED=0
+	[ "$vm_quiet" = 1 ] ||
+		sed -n "/^$vm_tag-BEGIN/,/^$vm_tag-DMESG-BEGIN/p" "$vm_txt" | grep -v "^$vm_tag-DMESG-BEGIN" || true
+	[ "$VM_QRC" = 0 ] || vm_judge_fail "qemu exit status $VM_QRC (124: timeout)"
+	grep -q "^$vm_tag-END" "$vm_txt" || vm_judge_fail "guest did not finish"
+	VM_OK=$(grep -c '^ok' "$vm_txt" || true)
+	VM_NOTOK=$(grep -c '^not ok' "$vm_txt" || true)
+	[ "$VM_NOTOK" = 0 ] || vm_judge_fail "$VM_NOTOK failed test(s)"
+	[ "$VM_OK" -ge "$vm_min_ok" ] || vm_judge_fail "expected at least $vm_min_ok passed checks, saw $VM_OK"
+	! grep -q '^Bail out' "$vm_txt" || vm_judge_fail "guest bailed out"
+	sed -n "/^$vm_tag-DMESG-BEGIN/,/^$vm_tag-DMESG-END/p" "$vm_txt" >"$VM_WORK/dmesg.txt"
+	if [ "$vm_dmesg_only" = 1 ]; then
+		cp "$VM_WORK/dmesg.txt" "$VM_WORK/kernel.txt"
+	else
+		grep -Ev '^(ok|not ok|#|Bail out)' "$vm_txt" >"$VM_WORK/kernel.txt" || true
+	fi
+	VM_BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
+	if [ -n "$VM_BAD" ]; then
+		vm_judge_fail "kernel log is not clean:"
+		echo "$VM_BAD"
+		echo "== the first report in full:"
+		vm_first=$(echo "$VM_BAD" | head -n 1)
+		if grep -q -F -x "$vm_first" "$VM_WORK/dmesg.txt"; then
+			grep -F -x -A 50 "$vm_first" "$VM_WORK/dmesg.txt" | head -n 50
+		else
+			grep -F -x -A 50 "$vm_first" "$VM_WORK/kernel.txt" | head -n 50
+		fi
+	fi
+}
+
+# vm_judge_fail MESSAGE: one more failed check of vm_judge's verdict.
+vm_judge_fail() {
+	echo "FAIL: $*"
+	VM_FAILED=1
+}
+
+# vm_verdict: the line that sums the run up (checks passed and failed when
+# the guest printed any, the kernel log, the boot's and the whole run's
+# seconds); after a failed check, where the console is, and exit 1 (the
+# work directory kept). Returns when every check passed.
+vm_verdict() {
+	vm_sum=
+	[ "$VM_OK$VM_NOTOK" = 00 ] || vm_sum="$VM_OK ok, $VM_NOTOK not ok; "
+	echo "== $VM_KNAME: ${vm_sum}kernel log $([ -n "$VM_BAD" ] && echo dirty || echo clean);" \
+		"boot+guest $VM_BOOT_S s, total $(($(date +%s) - VM_T0)) s"
+	[ "$VM_FAILED" = 0 ] && return 0
+	echo "== console log kept in $VM_LOG"
+	${VM_ON_EXIT:-:}
+	vm_keep_work
+	exit 1
 }
