@@ -29,8 +29,13 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot 
 	{ [ -d "$r$ARCH_BUILD" ] || mkdir -p "$r$ARCH_BUILD"; } &&
 	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 cnbuild "$r$ARCH_BUILD" ||
 	echo "ARCH: mounts failed"
-# devtmpfs has no pts or shm directory: made here (host tests open ptys).
+# devtmpfs has no pts or shm directory, nor the links udev makes (bash's
+# process substitution opens /dev/fd/N): made here (host tests open ptys).
 mkdir -p "$r/dev/pts" "$r/dev/shm"
+ln -sf /proc/self/fd "$r/dev/fd"
+ln -sf /proc/self/fd/0 "$r/dev/stdin"
+ln -sf /proc/self/fd/1 "$r/dev/stdout"
+ln -sf /proc/self/fd/2 "$r/dev/stderr"
 mount -t devpts -o ptmxmode=0666 pts "$r/dev/pts"
 mount -t tmpfs shm "$r/dev/shm"
 # cmake/cross-exec runs the tests natively when the loader runs: it must
