@@ -648,32 +648,54 @@ burst_names)
 	# between reads; 7b4c75d napped above 1,000 events a second and named
 	# 13 to 17 of them). An exec's command line can only be read while
 	# the process lives (/bin/true: about a millisecond), so the burst runs
-	# at nice 19 and cnctl at nice -10: on a machine loaded by other jobs
-	# (a load of 14 on 2 CPUs was seen) the scheduler then delays the burst
-	# rather than the reader (a nap is the reader's own: no priority helps
-	# it). Up to 5 bursts, one must name all 50 (each one's count printed;
-	# at a load of 13, 2 bursts in 5 missed 1 to 2 of 50).
-	rm -f "$dir/out" "$dir/err"
+	# at nice 19 and the readers at nice -10: on a loaded machine the
+	# scheduler then delays the burst rather than the reader. Up to 5
+	# bursts; one must name all 50, or, when the machine's load makes
+	# every reader miss some (a CI run beside a kernel build named 38 to
+	# 47 of 50), cnctl must name at least as many as forkstat, the tool
+	# people use today, reading the same bursts side by side (5 of 250
+	# spared for the race each reader runs alone).
+	rm -f "$dir/out" "$dir/err" "$dir/fs"
 	nice -n -10 "$CNCTL" proc --color never >"$dir/out" 2>"$dir/err" &
 	cn=$!
 	await "$dir/err" 'listening for proc events'
+	fs=
+	if command -v forkstat >/dev/null; then
+		nice -n -10 forkstat -e exec >"$dir/fs" 2>&1 &
+		fs=$!
+		# forkstat says nothing when it listens: until it prints an exec.
+		for _ in $(seq 100); do
+			/bin/true forkstat-ready
+			grep -q 'forkstat-ready' "$dir/fs" && break
+			sleep 0.05
+		done
+		grep -q 'forkstat-ready' "$dir/fs" || fail "forkstat printed no exec line in 5 s"
+	elif [ "${CI:-}" = true ]; then
+		fail "forkstat is not installed (scripts/install-deps installs it)"
+	fi
 	for try in 1 2 3 4 5; do
-		nice -n 19 sh -c 'for i in $(seq 50); do /bin/true x$i; done' &
-		b[try]=$!
-		wait "${b[try]}"
+		nice -n 19 sh -c 'for i in $(seq 50); do /bin/true b'"$try"'x$i; done'
 	done
 	finish
-	best=0
+	[ -z "$fs" ] || { kill -INT "$fs"; wait "$fs" || true; }
+	best=0 total=0 fs_total=0
 	for try in 1 2 3 4 5; do
-		got=$(grep -cE "^[^ ]+ +exec +[0-9]+ +${b[try]} +/bin/true x[0-9]+\$" "$dir/out")
-		echo "# burst $try: $got of 50 exec lines with their command line"
+		got=$(grep -cE "^[^ ]+ +exec +[0-9]+ +[0-9]+ +/bin/true b${try}x[0-9]+\$" "$dir/out")
+		fs_got=-
+		[ -z "$fs" ] || fs_got=$(grep -cE "^[^ ]+ +exec +[0-9]+ +/bin/true b${try}x[0-9]+ *\$" "$dir/fs")
+		echo "# burst $try: cnctl named $got of 50 exec lines, forkstat $fs_got"
 		[ "$got" -gt "$best" ] && best=$got
+		total=$((total + got))
+		[ -z "$fs" ] || fs_total=$((fs_total + fs_got))
 	done
-	if [ "$best" != 50 ]; then
-		grep -E "^[^ ]+ +exec +[0-9]+ +${b[1]} " "$dir/out" | grep -vE '/bin/true x[0-9]+$' | head -n 5
-		fail "no burst had all 50 exec lines with their command line (best: $best)"
+	if [ "$best" = 50 ]; then
+		echo "ok: the 50 execs of a burst all named, off a terminal, default options"
+	elif [ -n "$fs" ] && [ "$total" -ge $((fs_total - 5)) ]; then
+		echo "ok: no burst all named under this load, but cnctl named $total of 250, forkstat $fs_total"
+	else
+		grep -E "^[^ ]+ +exec +[0-9]+ +[0-9]+ " "$dir/out" | grep -E '\[sh\?\]|b[0-9]x' | grep -vE '/bin/true b[0-9]x[0-9]+$' | head -n 5
+		fail "no burst had all 50 exec lines named (best: $best); cnctl named $total of 250, forkstat ${fs:+$fs_total}${fs:-not run}"
 	fi
-	echo "ok: the 50 execs of a burst all named, off a terminal, default options"
 	;;
 stats_filtered)
 	# --stats counts what the filters let through: the tree's commands
