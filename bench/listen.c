@@ -376,7 +376,8 @@ int main(int argc, char **argv)
 	       (unsigned long)overruns, (unsigned long)syscalls, (unsigned long)calls,
 	       (unsigned long)dgrams, (unsigned long)handled,
 	       alloc_count ? (long)(allocs1 - allocs0) : -1L, ended, cnb_now() - t0,
-	       tv_us(&ru1.ru_utime) - tv_us(&ru0.ru_utime), tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime));
+	       tv_us(&ru1.ru_utime) - tv_us(&ru0.ru_utime),
+	       tv_us(&ru1.ru_stime) - tv_us(&ru0.ru_stime));
 	(void)eagain;
 	if (cs)
 		cn_close(cs);

@@ -112,6 +112,12 @@ struct cn_sock {
 	struct cn_async *async;	    /* requests in flight (async.c) */
 };
 
+/* Branch hints, for the tests a receive call makes on every message. */
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+/* A function of a header compiled into each caller's own code. */
+#define CN_INLINE   static inline __attribute__((always_inline))
+
 /* Return -err and set errno to err (err > 0). */
 static inline int cn_fail(int err)
 {
@@ -137,19 +143,34 @@ void cn__socket_free(struct cn_sock *s);
 int cn__rx_init(struct cn_sock *s, uint32_t nslots);
 void cn__rx_free(struct cn_sock *s);
 int cn__rx_pktinfo(struct cn_sock *s, int on);
-/* recv.c: the receive funnel. Every receive path reads datagrams with
- * cn__rx_read and takes messages with cn__rx_take; nothing else makes a
- * receive system call or looks into the slots. */
-/* Read up to n datagrams (at least 1; one call; waits for the first unless
- * dontwait) into the slots, replacing what was there. Counts the system
- * call and the datagrams; an overrun is counted and returned as -ENOBUFS.
- * Returns the count or -errno. */
-int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait);
-/* Up to max messages of the datagrams read, in order, into out[]. Returns
- * how many; *err is 0 when the walk ran out or stopped at max, else the
- * error it stopped at (taken: the caller reports it after the messages).
- * Messages point into the slots: valid until the next cn__rx_read. */
-unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err);
+/*
+ * recv.c: the receive funnel (docs/DESIGN.md, "The path of a message").
+ * cn__rx_read makes every receive system call (tests/unit/
+ * check-recv-calls.sh); every receive call takes its messages from the
+ * datagrams it read, through cn__rx_next or cn__recv_next, or, for a
+ * simple datagram, cn__rx_simple and cn__rx_took. A message points into
+ * the slots (or, from cn__recv_next, into the backlog): valid until the
+ * next read.
+ */
+/* Read up to n datagrams (at least 1; one system call: recvfrom for one
+ * without NETLINK_PKTINFO, else recvmmsg) into the slots, replacing what
+ * was there, the cursor at the first; waits for the first unless flags has
+ * CN_RECV_DONTWAIT. Counts the call and the datagrams; an overrun is
+ * counted and returned as -ENOBUFS. Returns the count or -errno. */
+int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags);
+/* The next message of the datagrams read into *out, reading up to `want`
+ * more (cn__rx_read) when all are walked; an error put off by an earlier
+ * call comes first. 1, or -errno (-EAGAIN: nothing to read without
+ * waiting). With held nonzero (the caller has messages in hand that point
+ * into the slots) it neither reads nor returns an error: 0 when nothing is
+ * left without a read, and an error met is put off to the next call. */
+int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		int held);
+/* cn__rx_next after the messages cn_request kept (the backlog) and the
+ * loss and error to report after them, each once: what a receive call
+ * returns. */
+int cn__recv_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		  int held);
 /* recv.c: how many messages (and errors to report) a receive call would
  * return from the datagrams already read, without reading the socket:
  * those poll cannot see (cn_pending). */
@@ -159,12 +180,46 @@ static inline int cn__rx_pending(const struct cn_sock *s)
 {
 	return s->rx.next < s->rx.count;
 }
-/* The next message: walked, or freshly read (one datagram at a time).
- * 0: *out filled; -EAGAIN: nothing (wait_ms 0, or a non-blocking socket);
- * < 0: error. wait_ms < 0 waits as long as it takes. */
-int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
-/* cn_recv without the argument checks (for the layers above the funnel). */
-int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags);
+static inline const uint8_t *cn__rx_slot(const struct cn_rx *rx, uint32_t i)
+{
+	return rx->slots + (size_t)i * CN_SLOT_SIZE;
+}
+/* The cursor at the start of datagram i: the one place it moves to a
+ * datagram, so that a datagram not started always has pos {0, 0}. */
+static inline void cn__rx_seek(struct cn_rx *rx, uint32_t i)
+{
+	rx->next = i;
+	rx->pos.offset = 0;
+	rx->pos.msg_end = 0;
+}
+/*
+ * The record of the datagram at the cursor (there is one: cn__rx_pending)
+ * when the datagram is not started and is one connector message of one
+ * record from the kernel, exactly as long as its headers say: type
+ * NLMSG_DONE, no flags, nothing cut. That is what every kernel connector
+ * user but w1 sends, and such a record needs no other check. NULL for any
+ * other datagram, which the walk takes apart (parse_next). The reads stay
+ * inside the slot whatever it holds.
+ */
+static inline const struct cn_msg *cn__rx_simple(const struct cn_rx *rx)
+{
+	const struct nlmsghdr *nlh = (const struct nlmsghdr *)cn__rx_slot(rx, rx->next);
+	const struct mmsghdr *mm = &rx->mmsg[rx->next];
+	const struct cn_msg *m = NLMSG_DATA(nlh);
+	uint32_t len = (uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len);
+
+	if (rx->pos.offset != 0 || nlh->nlmsg_len != len || mm->msg_len != len ||
+	    nlh->nlmsg_type != NLMSG_DONE || nlh->nlmsg_flags != 0 || mm->msg_hdr.msg_flags != 0 ||
+	    rx->addrs[rx->next].nl_pid != 0)
+		return NULL;
+	return m;
+}
+/* The datagram cn__rx_simple gave the record of is taken: on to the next. */
+static inline void cn__rx_took(struct cn_sock *s)
+{
+	cn__rx_seek(&s->rx, s->rx.next + 1);
+	s->st.messages++;
+}
 /* The error put off by a call that had already returned messages (0: none);
  * clears it. */
 static inline int cn__take_deferred(struct cn_sock *s)
