@@ -6,7 +6,7 @@
 
 /* cn_proc_handle once its pointers are checked: 1 an event for the caller,
  * 0 anything else (another id, an ack, a type not wanted), -errno. */
-CN_INLINE int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
+static int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
 	struct cn_proc_track *t;
 
@@ -39,7 +39,8 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
  * more is read, an error met waits for the next call, and messages kept by
  * cn_request (the backlog) are not taken: an error kept among them is
  * reported in its place. Returns how many events, or -errno (errno set)
- * when there is none.
+ * when there is none. Inline: cn_proc_recv's copy is the loop for max = 1
+ * (docs/PERFORMANCE.md, "Whole-process CPU per proc event").
  */
 CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int max,
 			unsigned int flags)

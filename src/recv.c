@@ -135,8 +135,12 @@ int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 				     (struct sockaddr *)&rx->addrs[0], &alen);
 
 		got = r < 0 ? -1 : 1;
-		rx->mmsg[0].msg_hdr.msg_flags = r > (ssize_t)CN_SLOT_SIZE ? MSG_TRUNC : 0;
-		rx->mmsg[0].msg_len = r > (ssize_t)CN_SLOT_SIZE ? CN_SLOT_SIZE : (unsigned int)r;
+		if (r >= 0) {
+			int cut = r > (ssize_t)CN_SLOT_SIZE;
+
+			rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
+			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
+		}
 	} else {
 		/* Wait for the first datagram only, then take what is queued.
 		 * The kernel writes msg_len, msg_namelen and msg_flags
@@ -286,8 +290,8 @@ static int rx_walk_step(struct cn_sock *s, struct cn_message *out)
  * taken whole, any other through rx_walk_step), reading when all are
  * walked.
  */
-CN_INLINE int rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
-		      int held)
+static int rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		   int held)
 {
 	struct cn_rx *rx = &s->rx;
 	int r;
