@@ -198,19 +198,19 @@ static inline void cn__rx_seek(struct cn_rx *rx, uint32_t i)
  * record from the kernel, exactly as long as its headers say: type
  * NLMSG_DONE, no flags, nothing cut. That is what every kernel connector
  * user but w1 sends, and such a record needs no other check. NULL for any
- * other datagram, which the walk takes apart (parse_next). The reads stay
- * inside the slot whatever it holds.
+ * other datagram, which the walk takes apart (parse_next). Only bytes the
+ * datagram holds are read: its headers once it is long enough for them.
  */
 static inline const struct cn_msg *cn__rx_simple(const struct cn_rx *rx)
 {
 	const struct nlmsghdr *nlh = (const struct nlmsghdr *)cn__rx_slot(rx, rx->next);
 	const struct mmsghdr *mm = &rx->mmsg[rx->next];
 	const struct cn_msg *m = NLMSG_DATA(nlh);
-	uint32_t len = (uint32_t)(NLMSG_HDRLEN + sizeof(*m) + m->len);
 
-	if (rx->pos.offset != 0 || nlh->nlmsg_len != len || mm->msg_len != len ||
-	    nlh->nlmsg_type != NLMSG_DONE || nlh->nlmsg_flags != 0 || mm->msg_hdr.msg_flags != 0 ||
-	    rx->addrs[rx->next].nl_pid != 0)
+	if (rx->pos.offset != 0 || mm->msg_hdr.msg_flags != 0 || rx->addrs[rx->next].nl_pid != 0 ||
+	    mm->msg_len < NLMSG_HDRLEN + sizeof(*m) || nlh->nlmsg_type != NLMSG_DONE ||
+	    nlh->nlmsg_flags != 0 || nlh->nlmsg_len != mm->msg_len ||
+	    mm->msg_len != NLMSG_HDRLEN + sizeof(*m) + m->len)
 		return NULL;
 	return m;
 }
