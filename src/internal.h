@@ -145,19 +145,13 @@ void cn__rx_free(struct cn_sock *s);
 int cn__rx_pktinfo(struct cn_sock *s, int on);
 /*
  * recv.c: the receive funnel (docs/DESIGN.md, "The path of a message").
- * cn__rx_read makes every receive system call (tests/unit/
- * check-recv-calls.sh); every receive call takes its messages from the
- * datagrams it read, through cn__rx_next or cn__recv_next, or, for a
- * simple datagram, cn__rx_simple and cn__rx_took. A message points into
+ * cn__rx_read (rx.h) makes every receive system call; every receive call
+ * takes its messages from the datagrams it read, through cn__rx_next or
+ * cn__recv_next, or, for a simple datagram, cn__rx_simple and cn__rx_took
+ * (rx.h). A message points into
  * the slots (or, from cn__recv_next, into the backlog): valid until the
  * next read.
  */
-/* Read up to n datagrams (at least 1; one system call: recvfrom for one
- * without NETLINK_PKTINFO, else recvmmsg) into the slots, replacing what
- * was there, the cursor at the first; waits for the first unless flags has
- * CN_RECV_DONTWAIT. Counts the call and the datagrams; an overrun is
- * counted and returned as -ENOBUFS. Returns the count or -errno. */
-int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags);
 /* The next message of the datagrams read into *out, reading up to `want`
  * more (cn__rx_read) when all are walked; an error put off by an earlier
  * call comes first. 1, or -errno (-EAGAIN: nothing to read without
@@ -179,46 +173,6 @@ size_t cn__rx_unread(const struct cn_sock *s);
 static inline int cn__rx_pending(const struct cn_sock *s)
 {
 	return s->rx.next < s->rx.count;
-}
-static inline const uint8_t *cn__rx_slot(const struct cn_rx *rx, uint32_t i)
-{
-	return rx->slots + (size_t)i * CN_SLOT_SIZE;
-}
-/* The cursor at the start of datagram i: the one place it moves to a
- * datagram, so that a datagram not started always has pos {0, 0}. */
-static inline void cn__rx_seek(struct cn_rx *rx, uint32_t i)
-{
-	rx->next = i;
-	rx->pos.offset = 0;
-	rx->pos.msg_end = 0;
-}
-/*
- * The record of the datagram at the cursor (there is one: cn__rx_pending)
- * when the datagram is not started and is one connector message of one
- * record from the kernel, exactly as long as its headers say: type
- * NLMSG_DONE, no flags, nothing cut. That is what every kernel connector
- * user but w1 sends, and such a record needs no other check. NULL for any
- * other datagram, which the walk takes apart (parse_next). Only bytes the
- * datagram holds are read: its headers once it is long enough for them.
- */
-static inline const struct cn_msg *cn__rx_simple(const struct cn_rx *rx)
-{
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)cn__rx_slot(rx, rx->next);
-	const struct mmsghdr *mm = &rx->mmsg[rx->next];
-	const struct cn_msg *m = NLMSG_DATA(nlh);
-
-	if (rx->pos.offset != 0 || mm->msg_hdr.msg_flags != 0 || rx->addrs[rx->next].nl_pid != 0 ||
-	    mm->msg_len < NLMSG_HDRLEN + sizeof(*m) || nlh->nlmsg_type != NLMSG_DONE ||
-	    nlh->nlmsg_flags != 0 || nlh->nlmsg_len != mm->msg_len ||
-	    mm->msg_len != NLMSG_HDRLEN + sizeof(*m) + m->len)
-		return NULL;
-	return m;
-}
-/* The datagram cn__rx_simple gave the record of is taken: on to the next. */
-static inline void cn__rx_took(struct cn_sock *s)
-{
-	cn__rx_seek(&s->rx, s->rx.next + 1);
-	s->st.messages++;
 }
 /* The error put off by a call that had already returned messages (0: none);
  * clears it. */

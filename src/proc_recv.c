@@ -3,6 +3,7 @@
  * received; cn_proc_recv and cn_proc_recv_batch take each message from the
  * receive funnel (recv.c) and decode it where it was read. */
 #include "proc_internal.h"
+#include "rx.h"
 
 /* cn_proc_handle once its pointers are checked: 1 an event for the caller,
  * 0 anything else (another id, an ack, a type not wanted), -errno. */

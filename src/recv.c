@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "parse.h"
+#include "rx.h"
 
 int cn__rx_init(struct cn_sock *s, uint32_t nslots)
 {
@@ -88,79 +89,12 @@ int cn__rx_pktinfo(struct cn_sock *s, int on)
 	return 0;
 }
 
-/* The group the datagram described by h came through: its NETLINK_PKTINFO
- * cmsg, or, without one (cut short: MSG_CTRUNC), the group bit in
- * nl_groups (groups 1..32). */
-static uint32_t pktinfo_group(struct msghdr *h, uint32_t nl_groups)
-{
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		if (c->cmsg_level == SOL_NETLINK && c->cmsg_type == NETLINK_PKTINFO &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(struct nl_pktinfo))) {
-			struct nl_pktinfo pi;
-
-			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			return pi.group;
-		}
-	}
-	return (uint32_t)ffs((int)nl_groups);
-}
-
 /* The group datagram i came through (0: unicast). nl_groups carries it as a
  * bit for groups 1..32 only: with a group above 32 joined, NETLINK_PKTINFO
  * is on and the cmsg told (cn__rx_read). */
 static uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
 {
 	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
-}
-
-int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
-{
-	struct cn_rx *rx = &s->rx;
-	int fl = (flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0;
-	int got;
-
-	if (n > rx->nslots)
-		n = rx->nslots;
-	/* The kernel writes back how much control data it stored. */
-	if (rx->pktinfo)
-		for (uint32_t i = 0; i < n; i++)
-			rx->mmsg[i].msg_hdr.msg_controllen = CN_CTRL_SIZE;
-	s->st.syscalls++;
-	if (n == 1 && !rx->pktinfo) {
-		/* One datagram: recvfrom, whose kernel side copies no msghdr in
-		 * (docs/PERFORMANCE.md). With MSG_TRUNC it returns the
-		 * datagram's real length: a cut is still seen. */
-		socklen_t alen = sizeof(rx->addrs[0]);
-		ssize_t r = recvfrom(s->fd, rx->slots, CN_SLOT_SIZE, fl | MSG_TRUNC,
-				     (struct sockaddr *)&rx->addrs[0], &alen);
-
-		got = r < 0 ? -1 : 1;
-		if (r >= 0) {
-			int cut = r > (ssize_t)CN_SLOT_SIZE;
-
-			rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
-			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
-		}
-	} else {
-		/* Wait for the first datagram only, then take what is queued.
-		 * The kernel writes msg_len, msg_namelen and msg_flags
-		 * (MSG_TRUNC for a datagram cut to the slot) of every entry it
-		 * fills; only filled entries are walked. */
-		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
-	}
-	if (got < 0) {
-		if (errno == ENOBUFS)
-			s->st.overruns++;
-		return -errno;
-	}
-	s->st.datagrams += (uint64_t)got;
-	if (rx->pktinfo)
-		for (int i = 0; i < got; i++)
-			rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
-	rx->count = (uint32_t)got;
-	rx->bounce_used = 0;
-	cn__rx_seek(rx, 0);
-	return got;
 }
 
 /* Is datagram i from a sender the socket does not take messages from? Not
