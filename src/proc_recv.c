@@ -6,8 +6,9 @@
 #include "rx.h"
 
 /* cn_proc_handle once its pointers are checked: 1 an event for the caller,
- * 0 anything else (another id, an ack, a type not wanted), -errno. */
-static int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
+ * 0 anything else (another id, an ack, a type not wanted), -errno. Inline:
+ * cn_proc_handle, called once per message, makes no call of its own. */
+CN_INLINE int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
 	struct cn_proc_track *t;
 

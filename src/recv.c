@@ -165,6 +165,16 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
 	return 0;
 }
 
+/* The record m of the simple datagram at the cursor (cn__rx_simple) as
+ * the message *out: from the kernel, through the datagram's group. */
+static inline void take_simple(struct cn_sock *s, const struct cn_msg *m, struct cn_message *out)
+{
+	out->msg = m;
+	out->port = 0;
+	out->group = datagram_group(&s->rx, s->rx.next);
+	cn__rx_took(s);
+}
+
 /*
  * One step of the walk of datagram `next` where cn__rx_simple does not
  * apply, through parse_next: 1 with *out filled, 0 when it moved on
@@ -244,10 +254,7 @@ static int rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, uns
 		}
 		m = cn__rx_simple(rx);
 		if (m) {
-			out->msg = m;
-			out->port = 0;
-			out->group = datagram_group(rx, rx->next);
-			cn__rx_took(s);
+			take_simple(s, m, out);
 			return 1;
 		}
 		r = rx_walk_step(s, out);
@@ -331,16 +338,28 @@ int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
-	unsigned int n = 0;
-	int r = 0;
+	unsigned int n;
+	int r;
 
 	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
-	/* The messages point into the slots: once one is taken, the socket is
-	 * not read again (held) until the next call. */
-	while (n < max && (r = cn__recv_next(s, &out[n], max, flags, n > 0)) > 0)
-		n++;
-	return n > 0 ? (int)n : cn_ret(r);
+	r = cn__recv_next(s, &out[0], max, flags, 0);
+	if (r < 0)
+		return cn_ret(r);
+	/* The messages point into the slots: after the first, the socket is
+	 * not read again (held) until the next call. A simple datagram is
+	 * taken here while nothing is kept or put off: no call per message. */
+	for (n = 1; n < max; n++) {
+		const struct cn_msg *m = NULL;
+
+		if (cn__rx_pending(s) && cn__backlog_idle(&s->backlog) && !s->rx.deferred_err)
+			m = cn__rx_simple(&s->rx);
+		if (m)
+			take_simple(s, m, &out[n]);
+		else if (cn__recv_next(s, &out[n], max, flags, 1) <= 0)
+			break;
+	}
+	return (int)n;
 }
 
 void cn__keep(struct cn_sock *s, const struct cn_message *m)
