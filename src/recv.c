@@ -2,13 +2,14 @@
 /*
  * recv.c - the receive funnel (docs/DESIGN.md, "The path of a message").
  *
- * cn__rx_read makes every receive system call of libcn and keeps its
- * counters. rx_next takes the datagrams it read apart, one message at a
- * time: a datagram that is one simple record whole (cn__rx_simple), any
- * other through parse_next (rx_walk_step). cn__rx_next and cn__recv_next hand
- * the messages out; cn_recv,
- * cn_recv_batch, cn_request's wait, the async API and the proc receive
- * calls all take their messages from these two.
+ * cn__rx_read (rx.h) makes every receive system call of libcn and keeps
+ * its counters. rx_next takes the datagrams it read apart, one message at a
+ * time: a datagram that is one simple record whole (cn__rx_simple, rx.h),
+ * any other through parse_next (rx_walk_step). cn__rx_next and
+ * cn__recv_next hand the messages out: cn_recv, cn_recv_batch, cn_request's
+ * wait, the async API and the proc receive calls all take their messages
+ * from these two (the proc calls and cn_recv_batch take a simple datagram
+ * with cn__rx_simple themselves).
  *
  * The fd is read directly instead of through libnl's nl_recvmsgs, which
  * treats connector messages (NLMSG_DONE) as the end of a dump and allocates
