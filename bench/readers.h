@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * readers.h - the receive loops bench/listen.c measures on a live burst and
- * bench/replay.c on synthetic events: the raw loop (raw_loop.h),
+ * bench/replay.c on synthetic events: the raw loops (raw_loop.h: recv, and
+ * recvmmsg at the batch readers' batch),
  * cn_proc_recv, the cn_recv_batch + cn_proc_handle loop a daemon writes,
  * and cn_proc_recv_batch's. Each is one cnb_read_* function, and callgrind
  * counts only those (--toggle-collect='cnb_read_*'), so that the program's
@@ -70,6 +71,7 @@ static int libcn_proc_batch_next(void)
  * (cn_proc_recv_batch's own array): each reader's own result type, so no
  * conversion is counted. */
 CNB_NOINLINE int cnb_read_raw(struct bev *ev);
+CNB_NOINLINE int cnb_read_raw_batch(struct bev *ev);
 CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e);
 CNB_NOINLINE int cnb_read_libcn_batch(struct cn_proc_event *e);
 CNB_NOINLINE int cnb_read_libcn_proc_batch(void);
@@ -77,6 +79,11 @@ CNB_NOINLINE int cnb_read_libcn_proc_batch(void);
 CNB_NOINLINE int cnb_read_raw(struct bev *ev)
 {
 	return raw_next(fd, ev);
+}
+
+CNB_NOINLINE int cnb_read_raw_batch(struct bev *ev)
+{
+	return raw_batch_next(fd, ev);
 }
 
 CNB_NOINLINE int cnb_read_libcn(struct cn_proc_event *e)

@@ -788,7 +788,7 @@ CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
  * a negative error as cn_recv (-EAGAIN with CN_RECV_DONTWAIT or a
  * non-blocking socket; -ENOBUFS: overrun, call again).
  * A datagram holding one proc event from the kernel (what the proc connector
- * sends) is decoded in place, without the generic receive layers.
+ * sends) is decoded where it was read.
  */
 CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int flags);
 
@@ -801,10 +801,10 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
  * most max datagrams, and at most the socket's batch (cn_open_opts.batch)
  * per call. lost_before, skipped messages and types outside the mask are as
  * in cn_proc_recv; a gap found before a message skipped after the last
- * event of a call goes with the first event of the next. What is not one
- * proc event per datagram from the kernel (an error to report, a datagram
- * from another sender) goes through the generic walk, one event per call.
- * Returns n >= 1, or a negative error as cn_proc_recv (-EINVAL for a NULL
+ * event of a call goes with the first event of the next. A datagram that is
+ * not one proc event from the kernel (a bundle, another sender, one cut
+ * short) is taken apart by the receive funnel's walk in the same call;
+ * messages kept during cn_request come one event per call. Returns n >= 1, or a negative error as cn_proc_recv (-EINVAL for a NULL
  * socket or ev, a max of 0, unknown flags); an error met after events were
  * stored is returned by the next receive call.
  */

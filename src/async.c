@@ -12,8 +12,8 @@
  * (ack + 1) carries the entry's index in its low bits (the bits of
  * capacity - 1 rounded up to a power of two), random bits above. Such a
  * reply is matched by one look at that entry, and nothing has to be
- * inserted or deleted anywhere (the index's probing and deletion cost about
- * 75 user-space instructions per request). Acks the caller keeps
+ * inserted or deleted anywhere, which the index's probing and deletion
+ * would cost (docs/PERFORMANCE.md, "Limits"). Acks the caller keeps
  * (CN_SEND_KEEP_ACK) go through the index, which holds each ack next to
  * its entry: probing and deleting compare and rehash without reading the
  * entries.
@@ -399,72 +399,59 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 	int64_t deadline = timeout_ms > 0 ? cn__now_ms() + timeout_ms : -1;
 	struct cn_async *a;
 	unsigned int n = 0;
-	int fresh = 0;
 
 	if (!s || !out || max == 0 || !s->async)
 		return cn_fail(EINVAL);
 	if (cn__busy(s))
 		return -EBUSY;
 	a = s->async;
-	for (;;) {
-		struct cn_message ms[16];
-		unsigned int room = max - n, k;
-		int r;
+	while (n < max) {
+		struct cn_message m;
+		uint32_t slot;
+		int64_t entry;
+		/* Replies handed out point into the slots: once one is, the
+		 * socket is not read again (held) until the next call. */
+		int r = cn__rx_next(s, &m, s->rx.nslots, CN_RECV_DONTWAIT, n > 0);
 
-		k = cn__rx_take(s, ms, room < 16 ? room : 16, &r);
-		/* k <= room: each message completes at most one request. */
-		for (unsigned int i = 0; i < k; i++) {
-			uint32_t slot;
-			int64_t entry = match(a, ms[i].msg, &slot);
-
-			if (entry < 0) {
-				cn__keep(s, &ms[i]);
-				continue;
-			}
-			out[n].cookie = a->e[entry].cookie;
-			out[n].status = 0;
-			out[n].reply = ms[i];
-			if (slot != UINT32_MAX)
-				release_slot(a, slot);
-			else
-				free_entry(a, (uint32_t)entry);
-			n++;
-		}
-		if (r < 0 && r != -EBADMSG && r != -EMSGSIZE) {
-			if (n)
-				s->rx.deferred_err = r;
-			return n ? (int)n : cn_fail(-r);
-		}
-		if (n == max)
-			return (int)n;
-		if (k || r < 0)
-			continue; /* more to walk (malformed data is counted, skipped) */
-		/* Replies handed out point into the slots: read no more now. */
-		n += expire(a, out + n, max - n);
-		if (n)
-			return (int)n;
-		r = cn__take_deferred(s);
-		if (r < 0)
-			return cn_fail(-r);
-		if (a->inflight == 0)
-			return 0;
-		if (fresh) {
-			/* Nothing queued: wait for the socket, a deadline or the
-			 * caller's timeout, whichever comes first. */
+		if (r == -EBADMSG || r == -EMSGSIZE)
+			continue; /* malformed data: counted in cn_stats, skipped */
+		if (r == 0)
+			break; /* nothing left without a read */
+		if (r == -EAGAIN) {
+			/* Nothing queued (n is 0): what expired, or wait for the
+			 * socket, a deadline or the caller's timeout, whichever
+			 * comes first. */
 			int64_t now = cn__now_ms(), until = deadline;
 			struct pollfd p = { .fd = s->fd, .events = POLLIN };
 
-			if (a->next_expiry >= 0 && (until < 0 || a->next_expiry < until))
-				until = a->next_expiry;
+			n = expire(a, out, max);
+			if (n || a->inflight == 0)
+				return (int)n;
 			if (timeout_ms == 0 || (deadline >= 0 && now >= deadline))
 				return 0;
-			r = poll(&p, 1, until < 0 ? -1 : (int)(until > now ? until - now : 0));
-			if (r < 0)
+			if (a->next_expiry >= 0 && (until < 0 || a->next_expiry < until))
+				until = a->next_expiry;
+			if (poll(&p, 1, until < 0 ? -1 : (int)(until > now ? until - now : 0)) < 0)
 				return cn_fail(errno);
+			continue;
 		}
-		r = cn__rx_read(s, s->rx.nslots, 1);
-		fresh = r == -EAGAIN;
-		if (r < 0 && r != -EAGAIN)
+		if (r < 0)
 			return cn_fail(-r);
+		entry = match(a, m.msg, &slot);
+		if (entry < 0) {
+			cn__keep(s, &m);
+			continue;
+		}
+		out[n].cookie = a->e[entry].cookie;
+		out[n].status = 0;
+		out[n].reply = m;
+		if (slot != UINT32_MAX)
+			release_slot(a, slot);
+		else
+			free_entry(a, (uint32_t)entry);
+		n++;
 	}
+	if (n < max)
+		n += expire(a, out + n, max - n);
+	return (int)n;
 }

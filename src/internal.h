@@ -128,6 +128,12 @@ static inline size_t cn__max_len(const struct cn_sock *s, uint32_t port)
 	return port == 0 && s->unit == NETLINK_CONNECTOR ? CN_MSG_MAX_LEN : CONNECTOR_MAX_MSG_SIZE;
 }
 
+/* Branch hints, for the tests made on every message or call. */
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+/* A function of a header compiled into each caller's own code. */
+#define CN_INLINE   static inline __attribute__((always_inline))
+
 /* Return -err and set errno to err (err > 0). */
 static inline int cn_fail(int err)
 {
@@ -153,19 +159,28 @@ void cn__socket_free(struct cn_sock *s);
 int cn__rx_init(struct cn_sock *s, uint32_t nslots);
 void cn__rx_free(struct cn_sock *s);
 int cn__rx_pktinfo(struct cn_sock *s, int on);
-/* recv.c: the receive funnel. Every receive path reads datagrams with
- * cn__rx_read and takes messages with cn__rx_take; nothing else makes a
- * receive system call or looks into the slots. */
-/* Read up to n datagrams (at least 1; one call; waits for the first unless
- * dontwait) into the slots, replacing what was there. Counts the system
- * call and the datagrams; an overrun is counted and returned as -ENOBUFS.
- * Returns the count or -errno. */
-int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait);
-/* Up to max messages of the datagrams read, in order, into out[]. Returns
- * how many; *err is 0 when the walk ran out or stopped at max, else the
- * error it stopped at (taken: the caller reports it after the messages).
- * Messages point into the slots: valid until the next cn__rx_read. */
-unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err);
+/*
+ * recv.c: the receive funnel (docs/DESIGN.md, "The path of a message").
+ * cn__rx_read (rx.h) makes every receive system call; every receive call
+ * takes its messages from the datagrams it read, through cn__rx_next or
+ * cn__recv_next, or, for a simple datagram, cn__rx_simple and cn__rx_took
+ * (rx.h). A message points into
+ * the slots (or, from cn__recv_next, into the backlog): valid until the
+ * next read.
+ */
+/* The next message of the datagrams read into *out, reading up to `want`
+ * more (cn__rx_read) when all are walked; an error put off by an earlier
+ * call comes first. 1, or -errno (-EAGAIN: nothing to read without
+ * waiting). With held nonzero (the caller has messages in hand that point
+ * into the slots) it neither reads nor returns an error: 0 when nothing is
+ * left without a read, and an error met is put off to the next call. */
+int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		int held);
+/* cn__rx_next after the messages cn_request kept (the backlog) and the
+ * loss and error to report after them, each once: what a receive call
+ * returns. */
+int cn__recv_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		  int held);
 /* recv.c: how many messages (and errors to report) a receive call would
  * return from the datagrams already read, without reading the socket:
  * those poll cannot see (cn_pending). */
@@ -175,12 +190,6 @@ static inline int cn__rx_pending(const struct cn_sock *s)
 {
 	return s->rx.next < s->rx.count;
 }
-/* The next message: walked, or freshly read (one datagram at a time).
- * 0: *out filled; -EAGAIN: nothing (wait_ms 0, or a non-blocking socket);
- * < 0: error. wait_ms < 0 waits as long as it takes. */
-int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms);
-/* cn_recv without the argument checks (for the layers above the funnel). */
-int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags);
 /* The error put off by a call that had already returned messages (0: none);
  * clears it. */
 static inline int cn__take_deferred(struct cn_sock *s)
@@ -275,7 +284,7 @@ static inline void cn__answer(struct cn_sock *s, cn_answer_fn fn, const struct c
  * test of the calls that send or walk on s. */
 static inline int cn__busy(const struct cn_sock *s)
 {
-	return __builtin_expect(s->in_answer, 0) ? cn_fail(EBUSY) : 0;
+	return unlikely(s->in_answer) ? cn_fail(EBUSY) : 0;
 }
 
 /* Check req as a w1 request and set *w up to follow its answers: 0,

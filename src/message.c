@@ -130,9 +130,9 @@ static void keep_pending(struct cn_sock *s, uint32_t drop_group)
 	struct cn_message m;
 
 	while (cn__rx_pending(s)) {
-		int r = cn__next_message(s, &m, 0);
+		int r = cn__rx_next(s, &m, 1, CN_RECV_DONTWAIT, 0);
 
-		if (r == 0) {
+		if (r > 0) {
 			if (!drop_group || m.group != drop_group)
 				cn__keep(s, &m);
 		} else if (r == -ENOBUFS)
@@ -159,9 +159,9 @@ static int await_ack(struct cn_sock *s)
 	struct cn_message m;
 
 	for (;;) {
-		int r = cn__next_message(s, &m, 0);
+		int r = cn__rx_next(s, &m, 1, CN_RECV_DONTWAIT, 0);
 
-		if (r == 0)
+		if (r > 0)
 			cn__keep(s, &m);
 		else if (r == -ENOBUFS && !s->ack.done) {
 			s->ack.armed = 0;
@@ -296,13 +296,13 @@ int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, 
 	for (;;) {
 		int wait = 0;
 
-		r = cn__next_message(s, &m, 0);
+		r = cn__rx_next(s, &m, 1, CN_RECV_DONTWAIT, 0);
 		/* A refusal of the request (CN_SEND_ACK) ends the wait; a
 		 * success answer (0) does not: the reply is still to come.
 		 * A message read in the same walk is kept first. */
 		if (s->ack.done && s->ack.err < 0) {
 			s->ack.done = 0;
-			if (r == 0 && (!temp_group || m.group != temp_group))
+			if (r > 0 && (!temp_group || m.group != temp_group))
 				cn__keep(s, &m);
 			else if (r == -ENOBUFS)
 				cn__backlog_note_lost(&s->backlog);
@@ -310,7 +310,7 @@ int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, 
 				cn__backlog_note_err(&s->backlog, r);
 			return cn_ret(s->ack.err);
 		}
-		if (r == 0) {
+		if (r > 0) {
 			int t = w->take(w->arg, &m);
 
 			if (t == CN__LAST_ANSWER) {

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * proc_internal.h - what libcn's proc connector files share: the wire
- * layout of a proc event and its inline decoder, the event filter and the
- * per-CPU sequence tracking used on the receive fast path (inline there:
- * docs/PERFORMANCE.md counts every instruction per event).
+ * layout of a proc event and its decoder, the event filter and the per-CPU
+ * sequence tracking, inline in each receive call that decodes events.
  *
  * Facts these files rely on (docs/DESIGN.md, "The proc connector"):
  *  - an event's cn_msg.seq is a per-CPU counter and proc_event.cpu names the
@@ -33,8 +32,8 @@ struct cn_proc_input {
 
 /* One CPU's proc event sequence: the seq its next event should carry, a
  * 32-bit value, or CN_PROC_UNSEEN (which no seq equals) until the CPU's
- * first event. A tracked event in sequence costs one compare (the gap and
- * the first event go the other way: cn__proc_track_gap). */
+ * first event, so that an event in sequence is told by one test (the gap
+ * and the first event go the other way: cn__proc_track_gap). */
 struct cn_proc_cpu {
 	uint64_t next_seq;
 };
@@ -50,8 +49,9 @@ struct cn_proc_track {
 	int kernel_filter;  /* 1: the kernel filters this socket, gaps are not loss */
 	uint32_t listens;   /* LISTENs a kernel may have counted; undone by IGNOREs */
 	int subscribed;	    /* cn_proc_listen succeeded, no cn_proc_ignore since */
-	/* Gaps found before skipped messages by a cn_proc_recv that returned
-	 * no event (-EAGAIN, an error): the next event it returns carries them. */
+	/* Gaps found before skipped messages by a receive call that returned
+	 * no event after them (-EAGAIN, an error, the end of what was read):
+	 * the next event returned carries them. */
 	uint32_t unreported;
 	uint64_t events; /* cn_proc_stats.events */
 	uint64_t lost;	 /* cn_proc_stats.lost */
@@ -59,18 +59,14 @@ struct cn_proc_track {
 
 /* proc_seq.c: the socket's proc state, allocated on its first use (every
  * type wanted, nothing tracked); NULL with errno ENOMEM. */
-struct cn_proc_track *cn__proc_alloc(struct cn_sock *s);
-static inline struct cn_proc_track *cn__proc_state(struct cn_sock *s)
-{
-	return __builtin_expect(s->proc != NULL, 1) ? s->proc : cn__proc_alloc(s);
-}
+struct cn_proc_track *cn__proc_state(struct cn_sock *s);
 
 /* The event types proper, without the NONZERO_EXIT qualifier. */
 #define PROC_TYPES (CN_PROC_ALL & ~(uint32_t)CN_PROC_NONZERO_EXIT)
 
 /* A field of the proc_event at p. In a received datagram the payload is only
  * 4-byte aligned and proc_event has a 64-bit field, so it is not read
- * through a struct proc_event pointer; memcpy compiles to one load. */
+ * through a struct proc_event pointer, but copied. */
 #define PE(p, field)                                                                               \
 	pe_get((const uint8_t *)(p) + offsetof(struct proc_event, field),                          \
 	       sizeof(((struct proc_event *)0)->field))
@@ -89,7 +85,8 @@ static inline uint64_t pe_get(const uint8_t *p, size_t size)
 }
 
 /* Two adjacent 32-bit fields of the proc_event at p, copied to two adjacent
- * fields of a cn_proc_event with one 8-byte move. */
+ * fields of a cn_proc_event at once (the asserts below check both pairs are
+ * adjacent). */
 #define PE_PAIR(dst, p, field)                                                                     \
 	memcpy(dst, (const uint8_t *)(p) + offsetof(struct proc_event, field), 2 * sizeof(uint32_t))
 
@@ -114,29 +111,20 @@ _Static_assert(
 /*
  * Fill *ev from msg, whose payload the caller checked holds a whole struct
  * proc_event, all but lost_before (the caller's: cn_proc_decode clears it,
- * the tracking writes it). Fields the event type does not use are 0, but
- * the struct is not cleared as a whole first: a 96-byte memset compiles to
- * rep stos here, 28 instructions per event, more than the raw loop spends
- * decoding. The fields from tracer_pid to comm (fork uses none of them) are
- * cleared with three vector stores, the others per type; fork, exit and
- * exec (what a storm is made of) are tested first, pairs of fields copied
- * at once.
+ * the tracking writes it). Every field the event type does not use is 0:
+ * those from tracer_pid to comm (no fork, exit or exec uses them) are
+ * cleared together, the others in each type's branch. Fork, exit and exec,
+ * what a storm is made of, are tested first (docs/PERFORMANCE.md).
  */
-static inline __attribute__((always_inline)) void cn__proc_decode_fields(const struct cn_msg *msg,
-									 struct cn_proc_event *ev)
+CN_INLINE void cn__proc_decode_fields(const struct cn_msg *msg, struct cn_proc_event *ev)
 {
 	const uint8_t *pe = msg->data;
-	struct {
-		uint32_t what, cpu;
-	} wc; /* copied as a pair, what tested from the copy: one load */
-	uint32_t what;
+	uint32_t what = (uint32_t)PE(pe, what);
 
 	memset(&ev->tracer_pid, 0,
 	       offsetof(struct cn_proc_event, lost_before) -
 		   offsetof(struct cn_proc_event, tracer_pid));
-	memcpy(&wc, pe + offsetof(struct proc_event, what), sizeof(wc));
-	memcpy(&ev->what, &wc, sizeof(wc));
-	what = wc.what;
+	PE_PAIR(&ev->what, pe, what);			   /* and cpu */
 	memcpy(&ev->seq, &msg->seq, 2 * sizeof(uint32_t)); /* and ack */
 	ev->timestamp_ns = PE(pe, timestamp_ns);
 	if (what == PROC_EVENT_FORK) {
@@ -200,15 +188,14 @@ static inline __attribute__((always_inline)) void cn__proc_decode_fields(const s
  * delivers what a socket queued before its filtered LISTEN took effect
  * (cn_proc_listen's unfiltered LISTEN comes first). `want` is the mask of
  * types wanted (all ones when every type is, as from cn_open on). Acks
- * (CN_PROC_NONE, 0) never pass. Event types are single bits, so for the
- * events a socket wants, and for acks, this is one AND; only a type not
- * wanted looks further.
+ * (CN_PROC_NONE, 0) never pass. Event types are single bits: a type
+ * wanted, or an ack, is told by its bit alone.
  */
 static inline int cn__proc_passes(uint32_t want, const struct cn_proc_event *ev)
 {
 	uint32_t what = (uint32_t)ev->what;
 
-	if (__builtin_expect((what & want) != 0, 1))
+	if (likely((what & want) != 0))
 		return 1;
 	/* CN_PROC_NONZERO_EXIT without CN_PROC_EXIT: exits with a status. */
 	return what == CN_PROC_EXIT && (want & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
@@ -233,43 +220,28 @@ static inline uint32_t cn__proc_track_gap(struct cn_proc_track *t, struct cn_pro
 
 /* Count the events a CPU's counter skipped before the event (cpu, seq)
  * into *lost_before (0 when none, or when not tracking). */
-static inline __attribute__((always_inline)) void
-cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq, uint32_t *lost_before)
+CN_INLINE void cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq,
+			      uint32_t *lost_before)
 {
 	struct cn_proc_cpu *c;
 
 	t->events++;
-	*lost_before = 0; /* one store of a constant, overwritten on a gap */
+	*lost_before = 0;
 	if (cpu >= t->ntrack)
 		return; /* not tracking (see cn__proc_track_reset), or an unknown CPU */
 	c = &t->cpu[cpu];
-	/* The usual case, the seq expected: one compare, one store. */
-	if (__builtin_expect(c->next_seq == seq, 1)) {
+	if (likely(c->next_seq == seq)) {
 		c->next_seq = (uint32_t)(seq + 1);
 		return;
 	}
 	*lost_before = cn__proc_track_gap(t, c, seq);
 }
 
-/* Undo cn__proc_track for the event ev, which found a gap of
- * ev->lost_before (> 0) on its CPU: as if it had not been received yet
- * (cn_proc_recv_batch leaves such a message for its next call). */
-static inline void cn__proc_untrack(struct cn_proc_track *t, const struct cn_proc_event *ev)
-{
-	t->events--;
-	t->lost -= ev->lost_before;
-	t->cpu[ev->cpu].next_seq = (uint32_t)(ev->seq - ev->lost_before);
-}
-
-/*
- * Decode and track a proc message; 1: an event for the caller, 0: an ack
+/* Decode and track a proc message; 1: an event for the caller, 0: an ack
  * (ours or other listeners', control traffic) or not of a wanted type.
- * Tracked first, so that after the decoder's branch for each type only the
- * filter is left: the compiler copies it into each branch, where the type is
- * known, and the common types return straight from their branch.
- */
-static inline __attribute__((always_inline)) int
-cn__proc_handle_event(struct cn_proc_track *t, const struct cn_msg *msg, struct cn_proc_event *ev)
+ * Every message is tracked, wanted or not: its seq is the kernel's. */
+CN_INLINE int cn__proc_handle_event(struct cn_proc_track *t, const struct cn_msg *msg,
+				    struct cn_proc_event *ev)
 {
 	cn__proc_track(t, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
 	cn__proc_decode_fields(msg, ev);

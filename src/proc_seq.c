@@ -7,10 +7,13 @@
 
 #include "proc_internal.h"
 
-struct cn_proc_track *cn__proc_alloc(struct cn_sock *s)
+struct cn_proc_track *cn__proc_state(struct cn_sock *s)
 {
-	struct cn_proc_track *t = calloc(1, sizeof(*t));
+	struct cn_proc_track *t;
 
+	if (s->proc)
+		return s->proc;
+	t = calloc(1, sizeof(*t));
 	if (!t) {
 		errno = ENOMEM;
 		return NULL;

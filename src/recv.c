@@ -2,16 +2,18 @@
 /*
  * recv.c - the receive funnel (docs/DESIGN.md, "The path of a message").
  *
- * One function reads: cn__rx_read makes every receive system call, counts
- * it and reports an overrun. One walk takes messages: cn__rx_take splits
- * each datagram into its netlink messages and each of those into its cn_msg
- * records (parse.h), skips what the caller must not see, and reports
- * malformed data. cn_recv, cn_recv_batch, cn_request, the async API and the
- * proc layer all take their messages from these two.
+ * cn__rx_read (rx.h) makes every receive system call of libcn and keeps
+ * its counters. rx_next takes the datagrams it read apart, one message at a
+ * time: a datagram that is one simple record whole (cn__rx_simple, rx.h),
+ * any other through parse_next (rx_walk_step). cn__rx_next and
+ * cn__recv_next hand the messages out: cn_recv, cn_recv_batch, cn_request's
+ * wait, the async API and the proc receive calls all take their messages
+ * from these two (the proc calls and cn_recv_batch take a simple datagram
+ * with cn__rx_simple themselves).
  *
- * The fd is read directly (recvfrom / recvmmsg) instead of through libnl's
- * nl_recvmsgs, which treats connector messages (NLMSG_DONE) as the end of a
- * dump and allocates per receive (docs/DESIGN.md, "libnl").
+ * The fd is read directly instead of through libnl's nl_recvmsgs, which
+ * treats connector messages (NLMSG_DONE) as the end of a dump and allocates
+ * per receive (docs/DESIGN.md, "Decisions").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,7 @@
 
 #include "internal.h"
 #include "parse.h"
-#include "recv_inline.h"
+#include "rx.h"
 
 int cn__rx_init(struct cn_sock *s, uint32_t nslots)
 {
@@ -88,45 +90,12 @@ int cn__rx_pktinfo(struct cn_sock *s, int on)
 	return 0;
 }
 
-/* The group the datagram described by h came through: its NETLINK_PKTINFO
- * cmsg, or, without one, the group bit in nl_groups (groups 1..32). */
-static uint32_t pktinfo_group(struct msghdr *h, uint32_t nl_groups)
+/* The group datagram i came through (0: unicast). nl_groups carries it as a
+ * bit for groups 1..32 only: with a group above 32 joined, NETLINK_PKTINFO
+ * is on and the cmsg told (cn__rx_read). */
+static uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
 {
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-		if (c->cmsg_level == SOL_NETLINK && c->cmsg_type == NETLINK_PKTINFO &&
-		    c->cmsg_len >= CMSG_LEN(sizeof(struct nl_pktinfo))) {
-			struct nl_pktinfo pi;
-
-			memcpy(&pi, CMSG_DATA(c), sizeof(pi));
-			return pi.group;
-		}
-	}
-	/* No cmsg (cut short: MSG_CTRUNC): what nl_groups tells. */
-	return (uint32_t)ffs((int)nl_groups);
-}
-
-void cn__rx_read_groups(struct cn_rx *rx, int got)
-{
-	for (int i = 0; i < got; i++)
-		rx->groups[i] = pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
-}
-
-__attribute__((noinline)) void cn__rx_walk_from(struct cn_rx *rx, uint32_t next, uint32_t count)
-{
-	rx->next = next;
-	rx->count = count;
-	rx->bounce_used = 0;
-	rx->pos.offset = 0;
-	rx->pos.msg_end = 0;
-}
-
-__attribute__((noinline)) void cn__rx_one_read(struct cn_rx *rx, ssize_t r)
-{
-	int cut = r > (ssize_t)CN_SLOT_SIZE;
-
-	rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
-	rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
-	cn__rx_walk_from(rx, 0, 1);
+	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 }
 
 /* Is datagram i from a sender the socket does not take messages from? Not
@@ -135,14 +104,6 @@ __attribute__((noinline)) void cn__rx_one_read(struct cn_rx *rx, ssize_t r)
 static int foreign_datagram(const struct cn_sock *s, uint32_t i)
 {
 	return s->rx.addrs[i].nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER);
-}
-
-/* On to the datagram after the one being walked. */
-static inline void next_datagram(struct cn_rx *rx)
-{
-	rx->next++;
-	rx->pos.offset = 0;
-	rx->pos.msg_end = 0;
 }
 
 /*
@@ -205,18 +166,28 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
 	return 0;
 }
 
+/* The record m of the simple datagram at the cursor (cn__rx_simple) as
+ * the message *out: from the kernel, through the datagram's group. */
+static inline void take_simple(struct cn_sock *s, const struct cn_msg *m, struct cn_message *out)
+{
+	out->msg = m;
+	out->port = 0;
+	out->group = datagram_group(&s->rx, s->rx.next);
+	cn__rx_took(s);
+}
+
 /*
- * One step of the walk of datagram `next` where simple_datagram does not
- * apply: 1 with *out filled, 0 when it moved on without a message (a
- * skipped datagram, an ack, the end of a datagram), or an error: -EBADMSG
- * or -EMSGSIZE (counted as malformed, the datagram dropped), -ENOBUFS (an
- * NLMSG_OVERRUN, counted as an overrun), a kernel's NLMSG_ERROR.
+ * One step of the walk of datagram `next` where cn__rx_simple does not
+ * apply, through parse_next: 1 with *out filled, 0 when it moved on
+ * without a message (a datagram skipped, an ack, the end of a datagram),
+ * or an error: -EBADMSG or -EMSGSIZE (counted as malformed, the datagram
+ * dropped), -ENOBUFS (an NLMSG_OVERRUN, counted as an overrun), a
+ * kernel's NLMSG_ERROR.
  */
-__attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_message *out)
+static int rx_walk_step(struct cn_sock *s, struct cn_message *out)
 {
 	struct cn_rx *rx = &s->rx;
 	uint32_t i = rx->next;
-	const struct sockaddr_nl *from = &rx->addrs[i];
 	size_t len = rx->mmsg[i].msg_len, off = rx->pos.offset;
 	const struct cn_msg *m;
 	int r;
@@ -224,23 +195,25 @@ __attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_mess
 	if (off == 0 && rx->pos.msg_end == 0) {
 		if (foreign_datagram(s, i)) {
 			s->st.foreign++;
-			next_datagram(rx);
+			cn__rx_seek(rx, i + 1);
 			return 0;
 		}
 		if (rx->mmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
 			s->st.malformed++;
-			next_datagram(rx);
+			cn__rx_seek(rx, i + 1);
 			return -EMSGSIZE;
 		}
 	}
 	r = parse_next(cn__rx_slot(rx, i), len, &rx->pos, &m);
 	if (rx->pos.offset >= len && rx->pos.msg_end == 0)
-		next_datagram(rx); /* its last message: nothing looks pending */
+		cn__rx_seek(rx, i + 1); /* its last message: nothing looks pending */
 	if (r == 1 && align_record(rx, &m) < 0)
 		r = -ENOMEM;
 	out->msg = r == 1 ? m : NULL; /* NULL but for a record */
-	out->port = from->nl_pid;
+	out->port = rx->addrs[i].nl_pid;
 	out->group = r == 1 ? datagram_group(rx, i) : 0;
+	if (r == 1)
+		s->st.messages++;
 	if (r >= 0)
 		return r;
 	if (r == -EBADMSG) {
@@ -257,6 +230,68 @@ __attribute__((noinline)) int cn__rx_walk_step(struct cn_sock *s, struct cn_mess
 	return r == -ENODATA ? 0 : r;
 }
 
+/*
+ * cn__rx_next (internal.h): the walk of datagram `next` (a simple one
+ * taken whole, any other through rx_walk_step), reading when all are
+ * walked.
+ */
+static int rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		   int held)
+{
+	struct cn_rx *rx = &s->rx;
+	int r;
+
+	if (unlikely(rx->deferred_err != 0))
+		return held ? 0 : cn__take_deferred(s);
+	for (;;) {
+		const struct cn_msg *m;
+
+		if (!cn__rx_pending(s)) {
+			if (held)
+				return 0;
+			r = cn__rx_read(s, want, flags);
+			if (r < 0)
+				return r;
+		}
+		m = cn__rx_simple(rx);
+		if (m) {
+			take_simple(s, m, out);
+			return 1;
+		}
+		r = rx_walk_step(s, out);
+		if (r > 0)
+			return r;
+		if (r < 0) {
+			if (!held)
+				return r;
+			rx->deferred_err = r;
+			return 0;
+		}
+	}
+}
+
+int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		int held)
+{
+	return rx_next(s, out, want, flags, held);
+}
+
+int cn__recv_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		  int held)
+{
+	if (unlikely(!cn__backlog_idle(&s->backlog))) {
+		int r = cn__backlog_take(&s->backlog, out);
+
+		if (r > 0 || (r < 0 && !held))
+			return r;
+		if (r < 0) {
+			cn__backlog_put_back(&s->backlog, r);
+			return 0;
+		}
+	}
+	return rx_next(s, out, want, flags, held);
+}
+
 size_t cn__rx_unread(const struct cn_sock *s)
 {
 	const struct cn_rx *rx = &s->rx;
@@ -269,7 +304,7 @@ size_t cn__rx_unread(const struct cn_sock *s)
 
 		if (i == rx->next)
 			pos = rx->pos;
-		/* What cn__rx_walk_step checks at the start of a datagram. */
+		/* What rx_walk_step checks at the start of a datagram. */
 		if (pos.offset == 0 && pos.msg_end == 0) {
 			if (foreign_datagram(s, i))
 				continue;
@@ -285,16 +320,6 @@ size_t cn__rx_unread(const struct cn_sock *s)
 	return n;
 }
 
-int cn__rx_read(struct cn_sock *s, uint32_t n, int dontwait)
-{
-	return rx_read(s, n, dontwait);
-}
-
-unsigned int cn__rx_take(struct cn_sock *s, struct cn_message *out, unsigned int max, int *err)
-{
-	return rx_take(s, out, max, err);
-}
-
 int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos, const struct cn_msg **out)
 {
 	if (!buf || !pos || !out)
@@ -302,135 +327,40 @@ int cn_parse_next(const void *buf, size_t len, struct cn_parse_pos *pos, const s
 	return cn_ret(parse_next(buf, len, pos, out));
 }
 
-int cn__next_message(struct cn_sock *s, struct cn_message *out, int wait_ms)
-{
-	return next_message(s, out, wait_ms);
-}
-
-int cn__recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
-{
-	return recv_message(s, out, flags);
-}
-
 int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 {
+	int r;
+
 	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
-	return cn_ret(cn__recv(s, out, flags));
-}
-
-/* cn_recv_batch's messages kept by cn_request, and what is to be reported
- * after them, into out[]. Returns how many, or -errno when the first thing
- * to report is an error. */
-static int recv_batch_kept(struct cn_sock *s, struct cn_message *out, unsigned int max)
-{
-	unsigned int n = 0;
-	int r;
-
-	while (n < max && (r = cn__backlog_take(&s->backlog, &out[n])) != 0) {
-		if (r < 0) {
-			if (n == 0)
-				return r;
-			/* Put it back where it came from: the next call reports it. */
-			cn__backlog_put_back(&s->backlog, r);
-			break;
-		}
-		n++;
-	}
-	return (int)n;
-}
-
-/* cn_recv_batch after its argument checks, anything but recv_batch_idle. */
-static __attribute__((noinline)) int recv_batch(struct cn_sock *s, struct cn_message *out,
-						unsigned int max, unsigned int flags)
-{
-	int r;
-
-	if (!cn__backlog_idle(&s->backlog)) {
-		r = recv_batch_kept(s, out, max);
-		if (r != 0)
-			return r < 0 ? cn_fail(-r) : r;
-	}
-	/* An error found after earlier messages comes before later ones. */
-	r = cn__take_deferred(s);
-	if (r < 0)
-		return cn_fail(-r);
-	for (;;) {
-		unsigned int n;
-
-		if (!cn__rx_pending(s)) {
-			r = rx_read(s, max,
-				    (flags & CN_RECV_DONTWAIT) || (s->flags & CN_OPEN_NONBLOCK));
-			if (r < 0)
-				return cn_fail(-r);
-		}
-		n = rx_take(s, out, max, &r);
-		if (r < 0) {
-			if (n == 0)
-				return cn_fail(-r);
-			s->rx.deferred_err = r;
-		}
-		/* Returned messages point into the slots: read no more now. */
-		if (n > 0)
-			return (int)n;
-	}
-}
-
-/* recv_batch_idle took n of the got datagrams it read (the first not
- * simple, and those after it, left): the walk takes them into out[n..max),
- * or reads again when it took nothing. */
-static __attribute__((noinline)) int recv_batch_rest(struct cn_sock *s, struct cn_message *out,
-						     unsigned int n, uint32_t got, unsigned int max,
-						     unsigned int flags)
-{
-	int r;
-
-	cn__rx_walk_from(&s->rx, n, got);
-	n += rx_take(s, out + n, max - n, &r);
-	if (r < 0) {
-		if (n == 0)
-			return cn_fail(-r);
-		s->rx.deferred_err = r;
-	}
-	return n > 0 ? (int)n : recv_batch(s, out, max, flags);
-}
-
-/*
- * cn_recv_batch's usual call, on an idle socket (cn__rx_idle) with room for
- * two datagrams or more: one recvmmsg, and its datagrams taken with one test
- * each while they are simple. The first that is not, and those after it,
- * are left to recv_batch_rest. How many were taken, or -errno.
- */
-static __attribute__((noinline)) int recv_batch_idle(struct cn_sock *s, struct cn_message *out,
-						     unsigned int max, unsigned int flags)
-{
-	struct cn_rx *rx = &s->rx;
-	uint32_t k, n = max < rx->nslots ? max : rx->nslots;
-	int got;
-
-	s->st.syscalls++;
-	/* Wait for the first datagram only, then take what is queued. */
-	got = recvmmsg(s->fd, rx->mmsg, n,
-		       ((flags & CN_RECV_DONTWAIT) ? MSG_DONTWAIT : 0) | MSG_WAITFORONE, NULL);
-	if (got < 0)
-		return rx_read_failed(s);
-	s->st.datagrams += (uint64_t)got;
-	k = take_simple(rx, 0, (uint32_t)got, out, 0);
-	s->st.messages += k;
-	/* All taken: the cursor stays where it was, at its end (idle). */
-	if (__builtin_expect(k < (uint32_t)got, 0))
-		return recv_batch_rest(s, out, k, (uint32_t)got, max, flags);
-	return (int)k;
+	r = cn__recv_next(s, out, 1, flags, 0);
+	return r < 0 ? cn_ret(r) : 0;
 }
 
 int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, unsigned int flags)
 {
-	if (__builtin_expect(!s || !out || !max || (flags & ~CN_RECV_DONTWAIT), 0))
+	unsigned int n;
+	int r;
+
+	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
-	if (!cn__rx_idle(s) || max < 2 || s->rx.nslots < 2)
-		return recv_batch(s, out, max, flags);
-	/* errno is set with every error it returns. */
-	return recv_batch_idle(s, out, max, flags);
+	r = cn__recv_next(s, &out[0], max, flags, 0);
+	if (r < 0)
+		return cn_ret(r);
+	/* The messages point into the slots: after the first, the socket is
+	 * not read again (held) until the next call. A simple datagram is
+	 * taken here while nothing is kept or put off: no call per message. */
+	for (n = 1; n < max; n++) {
+		const struct cn_msg *m = NULL;
+
+		if (cn__rx_pending(s) && cn__backlog_idle(&s->backlog) && !s->rx.deferred_err)
+			m = cn__rx_simple(&s->rx);
+		if (m)
+			take_simple(s, m, &out[n]);
+		else if (cn__recv_next(s, &out[n], max, flags, 1) <= 0)
+			break;
+	}
+	return (int)n;
 }
 
 void cn__keep(struct cn_sock *s, const struct cn_message *m)

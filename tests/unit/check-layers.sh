@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# check-layers.sh OBJECT... - libcn's source files call each other in
+# check-layers.sh SRCDIR OBJECT... - libcn's source files call each other in
 # layers (docs/DESIGN.md, "Layers"): fails when the calls between the given
-# object files (one per src/*.c) form a circle, and names the files in it.
+# object files (one per SRCDIR/*.c) form a circle, and names the files in
+# it. Headers are part of the graph: a file that includes a header uses it,
+# and a header uses the file whose function one of its inline functions
+# calls, so a header that calls into a file including it is a circle too.
 set -euo pipefail
-[ $# -gt 0 ] || { echo "usage: $0 OBJECT..." >&2; exit 2; }
+[ $# -gt 1 ] || { echo "usage: $0 SRCDIR OBJECT..." >&2; exit 2; }
+src=$1
+shift
 command -v nm >/dev/null && command -v tsort >/dev/null || exit 77
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -15,8 +20,52 @@ for o in "$@"; do
 done
 # An edge "caller callee" for every symbol one file uses and another defines.
 awk 'NR == FNR { def[$1] = $2; next } ($1 in def) && def[$1] != $2 { print $2, def[$1] }' \
-	"$tmp/defs" "$tmp/uses" | sort -u >"$tmp/edges"
-echo "$(wc -l <"$tmp/edges") calls between $# files"
+	"$tmp/defs" "$tmp/uses" >"$tmp/edges"
+# Headers: "file header" for each #include "header" of a source file or
+# header, and "header file" for each function a header's inline code calls
+# (a name followed by "(" inside braces, comments left out) that a source
+# file defines.
+for f in "$src"/*.c "$src"/*.h; do
+	b=$(basename "$f")
+	case $b in *.c) b=${b%.c} ;; esac
+	sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | awk -v b="$b" '{ print b, $1 }' >>"$tmp/edges"
+	case $f in *.h) ;; *) continue ;; esac
+	awk '
+		{
+			line = $0
+			out = ""
+			while (line != "") {
+				if (incomment) {
+					i = index(line, "*/")
+					if (!i) { line = ""; break }
+					line = substr(line, i + 2)
+					incomment = 0
+					continue
+				}
+				i = index(line, "/*")
+				if (!i) { out = out line; break }
+				out = out substr(line, 1, i - 1)
+				line = substr(line, i + 2)
+				incomment = 1
+			}
+			if (out ~ /^#/)
+				next
+			n = split(out, c, "")
+			word = ""
+			for (k = 1; k <= n; k++) {
+				if (c[k] ~ /[A-Za-z0-9_]/) { word = word c[k]; continue }
+				if (c[k] == "(" && depth > 0 && word != "")
+					print word
+				if (c[k] != " " && c[k] != "\t")
+					word = ""
+				if (c[k] == "{") depth++
+				if (c[k] == "}") depth--
+			}
+		}' "$f" | sort -u | awk -v h="$(basename "$f")" 'NR == FNR { def[$1] = $2; next }
+			($1 in def) { print h, def[$1] }' "$tmp/defs" - >>"$tmp/edges"
+done
+sort -u -o "$tmp/edges" "$tmp/edges"
+echo "$(wc -l <"$tmp/edges") calls and includes between $# files and their headers"
 if ! tsort "$tmp/edges" >/dev/null 2>"$tmp/err"; then
 	echo "check-layers: source files call each other in a circle:" >&2
 	cat "$tmp/err" >&2
