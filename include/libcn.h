@@ -931,11 +931,13 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * its parent), exec renames it (reading /proc/PID/comm at once), comm
  * renames, exit removes it and gives its children (orphans now) their new
  * parent, the child subreaper or init, read from /proc (the kernel sends no
- * event for that); uid, gid, sid, ptrace and coredump change nothing. An event with lost_before != 0 marks the tracker as needing a
- * sync (it still applies the event), unless its timestamp_ns is before the
- * start of the last sync, which then repaired that loss already (an
- * overrun's gap shows on each CPU's next event, after the sync the overrun
- * asked for).
+ * event for that; children a live thread of the exiting process still
+ * holds are read again at each exit of one of its threads); uid, gid, sid,
+ * ptrace and coredump change nothing. An event with lost_before != 0 marks
+ * the tracker as needing a sync (it still applies the event), unless its
+ * timestamp_ns is before the start of the last sync, which then repaired
+ * that loss already (an overrun's gap shows on each CPU's next event, after
+ * the sync the overrun asked for).
  * Returns the entry the event is about, after the change; for exit, the
  * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
  * last sync had reported it vanished: a task that ended during the scan,

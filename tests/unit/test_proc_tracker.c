@@ -510,6 +510,60 @@ static void test_reparent_on_parent_exit(void **state)
 	cn_proc_tracker_free(t);
 }
 
+/* A child whose parent process's main thread exits while another thread
+ * of it lives keeps that process as its parent (the kernel gives it to
+ * the live thread) until the last thread's exit, a thread's event, gives it
+ * the reaper: the table follows, through a sync between the two. */
+static void test_reparent_at_last_thread_exit(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct cn_proc_tracker_stats st;
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+	uint64_t entries;
+	int n = 0;
+
+	(void)state;
+	fake_task(400, 400, 1, "daemon", 800);
+	fake_task(400, 401, 1, "daemon-worker", 810);
+	fake_task(402, 402, 400, "child", 900);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	entries = st.entries;
+
+	/* The main thread exits (a zombie in /proc while 401 runs). */
+	ev = ev_simple(CN_PROC_EXIT, 400, 400, mono_ns());
+	ev.parent_pid = ev.parent_tgid = 1;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 400);
+	assert_null(cn_proc_tracker_find(t, 400));
+	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 400);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, entries - 1);
+	for (e = cn_proc_tracker_next(t, NULL); e; e = cn_proc_tracker_next(t, e)) {
+		assert_int_not_equal(e->pid, 400);
+		n++;
+	}
+	assert_int_equal(n, entries - 1);
+	/* A sync sees the zombie main thread: no change. */
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_null(cn_proc_tracker_find(t, 400));
+
+	/* The last thread exits: the child is init's now. */
+	rm_task(400);
+	fake_task(402, 402, 1, "child", 900);
+	ev = ev_simple(CN_PROC_EXIT, 401, 400, mono_ns());
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 1);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, entries - 2);
+	/* Nothing of 400 is left: a sync finds nothing to change. */
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 1);
+	cn_proc_tracker_free(t);
+}
+
 /* When a rescan is due: at once for a tracker never synced, never when
  * nothing was lost, and after a loss once the losses stop (within 100 ms)
  * however many come: a burst of overruns asks for one rescan. */
@@ -540,6 +594,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reparent_on_parent_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reparent_at_last_thread_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
