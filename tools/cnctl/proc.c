@@ -336,6 +336,7 @@ static void resync(struct proc_state *st)
 {
 	/* Found gone by the last resync and no exit since: gone for good. */
 	proc_info_drop_vanished(st);
+	proc_loss_resyncing(st);
 	if (cn_proc_tracker_sync(st->t, on_change, st) < 0)
 		return; /* kept as needing a sync: tried again next time */
 	proc_loss_resynced(st);

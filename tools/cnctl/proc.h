@@ -128,7 +128,7 @@ struct proc_user_cache {
 struct proc_loss {
 	uint64_t gaps, overruns, vanished, appeared, resyncs;
 	uint64_t unreported_gaps, unreported_overruns;
-	uint64_t appeared_before, vanished_before; /* at the last resync */
+	uint64_t appeared_before, vanished_before; /* as the last resync began */
 	int64_t last_report_ms;
 };
 
@@ -229,7 +229,9 @@ void proc_stats_appeared(struct proc_state *st);
 /* Loss met by the receive loop: per-CPU sequence gaps, an overrun. */
 void proc_loss_gap(struct proc_state *st, uint32_t lost);
 void proc_loss_overrun(struct proc_state *st);
-/* A resync completed: counted, and what it found told (the first three). */
+/* A resync begins (the counts it changes are taken from here), and it
+ * completed: counted, and what it found told (the first three). */
+void proc_loss_resyncing(struct proc_state *st);
 void proc_loss_resynced(struct proc_state *st);
 void proc_stats_print(FILE *f, struct proc_state *st);
 /* Loss on stderr (with --json: a "loss" object on stdout), at most one line
