@@ -84,7 +84,7 @@ struct proc_cmdline {
 #define PROC_INFO_VANISHED                                                                         \
 	0x10u /* a resync found it gone: dropped at the next, unless its exit comes */
 #define PROC_INFO_EXITED                                                                           \
-	0x20u /* its process exited; kept for the exits of its threads still to come */
+	0x20u /* its main thread exited; kept (and followed) until its other threads' exits */
 
 /* What is known of one process (proc_info.c); tgid 0: a free slot. */
 struct proc_info {

@@ -70,12 +70,13 @@ uint32_t proc_info_followed(const struct proc_state *st)
 	return st->info.followed;
 }
 
-/* Set p's flags, keeping the count of followed processes. */
+/* Set p's flags, keeping the count of followed processes. One whose main
+ * thread exited (PROC_INFO_EXITED) runs on in its other threads: followed
+ * until the last one's exit removes its entry. */
 static void set_flags(struct proc_state *st, struct proc_info *p, uint32_t flags)
 {
-	const uint32_t gone = PROC_INFO_EXITED | PROC_INFO_VANISHED;
-	int was = (p->flags & PROC_INFO_FOLLOWED) && !(p->flags & gone);
-	int is = (flags & PROC_INFO_FOLLOWED) && !(flags & gone);
+	int was = (p->flags & PROC_INFO_FOLLOWED) && !(p->flags & PROC_INFO_VANISHED);
+	int is = (flags & PROC_INFO_FOLLOWED) && !(flags & PROC_INFO_VANISHED);
 
 	p->flags = flags;
 	st->info.followed += (uint32_t)(is - was);
@@ -456,7 +457,9 @@ void proc_info_exited(struct proc_state *st, const struct cn_proc_event *ev)
 		return;
 	}
 	/* Its threads' exits may still come, after its own (a process that
-	 * ends with exit_group: every thread exits, in any order). */
+	 * ends with exit_group: every thread exits, in any order), or it runs
+	 * on in them (its main thread left by pthread_exit): the process ends
+	 * with the last one. */
 	if (p->threads)
 		set_flags(st, p, p->flags | PROC_INFO_EXITED);
 	else

@@ -8,7 +8,7 @@
 #
 # Usage: proc_check.sh CNCTL CASE [ARG]   Exit: 0 pass, 1 fail, 77 skip
 # (in CI, CI=true, a skip fails instead). ARG: the unit file (systemd_unit);
-# cnctl_thread_exits (thread_exit_user);
+# cnctl_thread_exits (thread_exit_user, pid_thread_ends);
 # a statically linked cnctl (unprivileged, setcap_recipe; optional), which
 # uid 65534 can run whatever directory the build is in.
 # Other processes on the machine create events too: every check looks at
@@ -738,6 +738,29 @@ pid_tree_ends)
 	[ -n "$ox" ] || fail "cnctl ended before the orphan of $root exited"
 	tail -n 1 "$dir/out" | grep -q -e "$ox" || fail "a line after the tree's last exit"
 	echo "ok: ended after the tree's last exit: $ox"
+	;;
+pid_thread_ends)
+	# --pid ends with the process's last thread, not its main thread,
+	# which here leaves first (pthread_exit) while two threads run on.
+	mkfifo "$dir/go"
+	"$ARG" "$dir/go" >"$dir/tids" &
+	p=$!
+	await "$dir/tids" '^tids '
+	start --pid "$p" --color never
+	echo >"$dir/go"
+	wait "$p"
+	ended
+	read -r _ t1 t2 <"$dir/tids"
+	px=$(grep -nE "^[^ ]+ +exit +$p " "$dir/out" | head -n 1)
+	[ -n "$px" ] || fail "no exit line of process $p"
+	for t in "$t1" "$t2"; do
+		tx=$(grep -nE "^[^ ]+ +exit +$t " "$dir/out" | head -n 1)
+		[ -n "$tx" ] || fail "cnctl ended before thread $t of $p exited"
+		[ "${tx%%:*}" -gt "${px%%:*}" ] || fail "thread $t's exit not after its process's"
+	done
+	last=$(grep -E '^[^ ]+ +exit ' "$dir/out" | tail -n 1)
+	[[ $last =~ ^[^\ ]+\ +exit\ +($t1|$t2)\  ]] || fail "the last exit printed is not a thread's: '$last'"
+	echo "ok: ended after the last thread: $last"
 	;;
 thread_exit_user)
 	# Threads that end after their process's own exit (its main thread
