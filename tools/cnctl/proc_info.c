@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "proc_stat.h"
 
 #define INFO_SLOTS (1u << 17) /* a power of two, twice the tracker's 65536 */
 #define INFO_MAX   (INFO_SLOTS / 2)
@@ -195,22 +196,26 @@ static int read_uid(pid_t tgid, uid_t *uid)
 	return 0;
 }
 
-/* The process group of tgid from /proc/PID/stat (the field after the
- * state, past the name in parentheses, which may hold anything). */
-static int read_pgrp(pid_t tgid, pid_t *pgrp)
+/* tgid's /proc/PID/stat. 0, or -1 (gone, unreadable). */
+static int read_stat(pid_t tgid, struct cn__proc_stat *st)
 {
-	char buf[512], *p;
-	int ppid, pg;
-	char state;
+	char buf[1024];
 	ssize_t n = read_proc(tgid, "stat", buf, sizeof(buf) - 1);
 
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pg) != 3)
+	return cn__proc_stat_parse(buf, st) == 0 ? 0 : -1;
+}
+
+/* The process group of tgid. */
+static int read_pgrp(pid_t tgid, pid_t *pgrp)
+{
+	struct cn__proc_stat st;
+
+	if (read_stat(tgid, &st) < 0)
 		return -1;
-	*pgrp = pg;
+	*pgrp = st.pgrp;
 	return 0;
 }
 
