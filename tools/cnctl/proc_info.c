@@ -178,19 +178,29 @@ static struct proc_cmdline *read_cmdline(pid_t tgid)
 	return c;
 }
 
+/* The text after "\nKEY:" in /proc/tgid/status, read into buf[size];
+ * NULL when it cannot be had. */
+static const char *status_field(pid_t tgid, const char *key, char *buf, size_t size)
+{
+	ssize_t n = read_proc(tgid, "status", buf, size - 1);
+	char *p;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? p + strlen(key) : NULL;
+}
+
 /* The effective uid of tgid from /proc/PID/status (not the owner of
  * /proc/PID: root's for a process that is not dumpable). */
 static int read_uid(pid_t tgid, uid_t *uid)
 {
-	char buf[1024], *p;
+	char buf[4096];
+	const char *p = status_field(tgid, "\nUid:", buf, sizeof(buf));
 	unsigned int r, e;
-	ssize_t n = read_proc(tgid, "status", buf, sizeof(buf) - 1);
 
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nUid:");
-	if (!p || sscanf(p + 5, "%u %u", &r, &e) != 2)
+	if (!p || sscanf(p, "%u %u", &r, &e) != 2)
 		return -1;
 	*uid = (uid_t)e;
 	return 0;
@@ -217,6 +227,23 @@ static int read_pgrp(pid_t tgid, pid_t *pgrp)
 		return -1;
 	*pgrp = st.pgrp;
 	return 0;
+}
+
+/* Has process tgid exited, a zombie its parent has not reaped yet? Its
+ * exit event is gone by: following it would wait for ever. Its main thread
+ * is a zombie then, and no other thread is left: a main thread that left
+ * by pthread_exit is a zombie too while its process runs on in others. */
+static int exited_unreaped(pid_t tgid)
+{
+	struct cn__proc_stat st;
+	char buf[4096];
+	const char *p;
+	unsigned int threads;
+
+	if (read_stat(tgid, &st) < 0 || (st.state != 'Z' && st.state != 'X'))
+		return 0;
+	p = status_field(tgid, "\nThreads:", buf, sizeof(buf));
+	return p && sscanf(p, "%u", &threads) == 1 && threads <= 1;
 }
 
 /* Fill what the options need and is not known yet (at most one /proc read
@@ -279,7 +306,7 @@ static void add_process(struct proc_state *st, const struct cn_proc_entry *e)
 	 * a task whose events were lost): read afresh. */
 	reset(st, p, e->tgid);
 	complete(st, p);
-	if (followed(st, e))
+	if (followed(st, e) && !exited_unreaped(e->tgid))
 		set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
 }
 

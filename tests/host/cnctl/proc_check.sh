@@ -28,8 +28,10 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-proc.XXXXXX") || exit 1
 cn=
 bindir=
+holder=
 cleanup() {
 	[ -n "$cn" ] && kill -CONT "$cn" 2>/dev/null && kill -TERM "$cn" 2>/dev/null
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$dir"
 	[ -z "$bindir" ] || rm -rf "$bindir"
@@ -738,6 +740,30 @@ pid_tree_ends)
 	[ -n "$ox" ] || fail "cnctl ended before the orphan of $root exited"
 	tail -n 1 "$dir/out" | grep -q -e "$ox" || fail "a line after the tree's last exit"
 	echo "ok: ended after the tree's last exit: $ox"
+	;;
+pid_zombie)
+	# --pid of a zombie (exited, its parent has not reaped it): it has
+	# exited, so cnctl ends at once, status 0, with its summary. The
+	# zombie's parent, sleep, never reaps; SIGCHLD at its default (ignored,
+	# as a test runner may leave it, the kernel reaps at once).
+	env --default-signal=CHLD sh -c 'true & echo $! >"$1"; exec sleep 60' _ "$dir/zpid" &
+	holder=$!
+	await "$dir/zpid" '^[0-9]+$'
+	z=$(cat "$dir/zpid")
+	start=$SECONDS
+	until [ "$(sed -E 's/.*\) (.).*/\1/' "/proc/$z/stat" 2>/dev/null)" = Z ]; do
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "$z is no zombie after ${DEADLINE}s"
+		sleep 0.05
+	done
+	timeout "$DEADLINE" "$CNCTL" proc --pid "$z" --color never >"$dir/out" 2>"$dir/err"
+	rc=$?
+	kill "$holder"
+	wait "$holder"
+	holder=
+	[ "$rc" = 124 ] && fail "cnctl --pid $z (a zombie) still running after ${DEADLINE}s"
+	[ "$rc" = 0 ] || fail "cnctl --pid $z (a zombie) ended with status $rc"
+	grep -q 'events printed' "$dir/err" || fail "cnctl ended without its summary"
+	echo "ok: --pid of zombie $z ended at once"
 	;;
 pid_thread_ends)
 	# --pid ends with the process's last thread, not its main thread,
