@@ -27,8 +27,9 @@ enum proc_time_fmt {
  * raised when a key changes meaning or goes, not when one is added. */
 #define PROC_JSON_SCHEMA 2
 
-/* Argument bytes of a command line kept (as /proc/PID/cmdline gives them);
- * a longer one is cut there and said to be (argv_truncated). */
+/* Argument bytes of a command line kept (as /proc/PID/cmdline gives them,
+ * NUL-separated, without the last NUL); a longer one is cut there and said
+ * to be (argv_truncated). */
 #define PROC_ARGV_MAX 4096
 
 /* The width of the table's EVENT column: the longest name, "coredump". */

@@ -152,19 +152,23 @@ static ssize_t read_proc(pid_t tgid, const char *file, char *buf, size_t size)
  * /proc); NULL when it cannot be had (gone, a zombie, a kernel thread). */
 static struct proc_cmdline *read_cmdline(pid_t tgid)
 {
-	char buf[PROC_ARGV_MAX + 1];
+	/* Two bytes more than kept: the last argument's NUL and one byte
+	 * that, read, says the line was longer (a full buffer). */
+	char buf[PROC_ARGV_MAX + 2];
 	struct proc_cmdline *c;
-	/* One byte more than kept: a full buffer says the line was longer. */
 	ssize_t n = read_proc(tgid, "cmdline", buf, sizeof(buf));
+	ssize_t len = n;
 
 	if (n <= 0)
 		return NULL;
+	if (n < (ssize_t)sizeof(buf) && buf[n - 1] == '\0')
+		len--; /* all of it read: the arguments without the last NUL */
 	c = malloc(sizeof(*c) + (size_t)n + 1);
 	if (!c)
 		return NULL;
 	c->refs = 1;
-	c->truncated = n > PROC_ARGV_MAX;
-	if (c->truncated)
+	c->truncated = len > PROC_ARGV_MAX;
+	if (n > PROC_ARGV_MAX)
 		n = PROC_ARGV_MAX;
 	while (n > 0 && buf[n - 1] == '\0')
 		n--; /* the last argument's NUL */

@@ -711,6 +711,36 @@ argv_cut_marked)
 	[[ $y == *"[argv cut"* ]] && fail "a short command line marked: '$y'"
 	echo "ok: ...${x: -40}"
 	;;
+argv_cut_boundary)
+	# The cut is marked when a command line is longer than 4096 bytes
+	# (its /proc/PID/cmdline without the last NUL), not when it is 4096:
+	# 4095 and 4096 bytes shown whole, unmarked, 4097 cut and marked.
+	# sh runs a second command after sleep: it cannot exec sleep in its
+	# place before cnctl reads its command line.
+	start --color never
+	declare -A pids
+	for len in 4095 4096 4097; do
+		# "sh" "-c" "sleep 0.2; :" "long" + NULs between: 24 bytes.
+		sh -c 'sleep 0.2; :' long "$(printf "%0$((len - 24))d" "$len")" &
+		pids[$len]=$!
+	done
+	wait "${pids[@]}"
+	finish
+	for len in 4095 4096 4097; do
+		x=$(line exec "${pids[$len]}")
+		[[ $x == *"sh -c sleep 0.2; : long 0"* ]] || fail "exec line of $len bytes: '${x:0:100}'"
+		case $len in
+		4097)
+			[[ $x == *"${len:0:3} [argv cut at 4096 bytes]" ]] ||
+				fail "$len bytes: not cut at 4096 and marked: '...${x: -60}'"
+			;;
+		*)
+			[[ $x == *"0$len" ]] || fail "$len bytes: not shown whole, unmarked: '...${x: -60}'"
+			;;
+		esac
+		echo "ok: $len bytes: ...${x: -40}"
+	done
+	;;
 pid_ends)
 	# --pid ends with the process: the summary, status 0.
 	mkfifo "$dir/go"
