@@ -993,13 +993,15 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
 /*
  * Rescan /proc and make the table equal to it: tasks not in the table are
  * added (APPEARED), entries whose task is gone are removed (VANISHED), names
- * and parents of the others are refreshed. A vanished entry is kept aside
- * until the next sync, in case its exit event arrives after all (see
- * cn_proc_tracker_event); it is not found or iterated. fn may be NULL. Events received
- * after the sync may predate it; applying them afterwards is still right
- * (an exit removes, a fork of a task already gone is removed by its exit
- * that follows). Best called once the socket is drained and
- * cn_proc_tracker_sync_due says 0, not on every loss.
+ * and parents of the others are refreshed. A zombie counts as gone (its
+ * exit event is sent before its parent can reap it), unless it is the main
+ * thread of a process that runs on in other threads. A vanished entry is
+ * kept aside until the next sync, in case its exit event arrives after all
+ * (see cn_proc_tracker_event); it is not found or iterated. fn may be
+ * NULL. Events received after the sync may predate it; applying them
+ * afterwards is still right (an exit removes, a fork of a task already
+ * gone is removed by its exit that follows). Best called once the socket
+ * is drained and cn_proc_tracker_sync_due says 0, not on every loss.
  * Returns the number of changes reported (>= 0) or -errno (the table is
  * then unchanged, and needs_sync stays set).
  */

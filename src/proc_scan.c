@@ -107,6 +107,8 @@ static int parse_stat(const char *buf, struct cn_proc_task *t, long hz, int64_t 
 		return r;
 	memcpy(t->comm, st.comm, sizeof(t->comm));
 	t->ppid = st.ppid;
+	t->zombie = st.state == 'Z' || st.state == 'X';
+	t->live_threads = st.threads > 1;
 	start = st.starttime;
 	ns = (int64_t)(start / (unsigned long long)hz) * 1000000000 +
 	     (int64_t)(start % (unsigned long long)hz) * (1000000000 / hz) + offset;

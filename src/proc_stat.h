@@ -17,6 +17,7 @@ struct cn__proc_stat {
 	char comm[16];		      /* up to 15 bytes of the name, NUL-terminated */
 	char state;		      /* R, S, D, Z (zombie), X (dead), ... */
 	int ppid, pgrp;		      /* parent process, process group */
+	int threads;		      /* num_threads: its process's live threads */
 	unsigned long long starttime; /* clock ticks after boot it started */
 };
 
@@ -34,10 +35,11 @@ static inline int cn__proc_stat_parse(const char *buf, struct cn__proc_stat *st)
 	n = (size_t)(close - open - 1);
 	memset(st->comm, 0, sizeof(st->comm));
 	memcpy(st->comm, open + 1, n < sizeof(st->comm) - 1 ? n : sizeof(st->comm) - 1);
-	/* After ") ": state(3) ppid(4) pgrp(5) ... starttime(22). */
+	/* After ") ": state(3) ppid(4) pgrp(5) ... num_threads(20) ...
+	 * starttime(22). */
 	if (sscanf(close + 1,
-		   " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &st->state, &st->ppid, &st->pgrp, &st->starttime) != 4)
+		   " %c %d %d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %d %*d %llu",
+		   &st->state, &st->ppid, &st->pgrp, &st->threads, &st->starttime) != 5)
 		return -EBADMSG;
 	return 0;
 }

@@ -578,6 +578,12 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	struct cn_proc_tracker *t = c->t;
 	struct cn_proc_slot *sl = lookup(t, task->pid);
 
+	/* A zombie has exited: its exit event is sent (do_exit sends it
+	 * before the parent can reap), so it is not added, and an entry of it
+	 * is not seen (reported vanished, kept until its exit comes or the
+	 * next sync) unless it is a main thread whose process runs on. */
+	if (task->zombie && (!sl || task->pid != task->tgid || !task->live_threads))
+		return 0;
 	if (sl && sl->exited && same_task(&sl->e, task)) {
 		/* The exited main thread, a zombie while its process's other
 		 * threads run: kept for its children. */

@@ -51,6 +51,10 @@ struct cn_proc_task {
 	pid_t pid, tgid, ppid;
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 	char comm[16];
+	/* A zombie (or dead): its exit event is sent already. live_threads:
+	 * its process still runs in other threads (a main thread that left by
+	 * pthread_exit is a zombie until the last one exits). */
+	uint8_t zombie, live_threads;
 };
 
 /* proc_scan.c */

@@ -30,9 +30,10 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
-/* A task in the fake tree: DIR/stat and DIR/comm, DIR is PID or TGID/task/TID. */
-static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
-		      unsigned long long start_ticks)
+/* A task in the fake tree: DIR/stat and DIR/comm, DIR is PID or TGID/task/TID;
+ * its state, and its process's live threads. */
+static void fake_task_in(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+			 unsigned long long start_ticks, char state, int threads)
 {
 	char dir[160], path[200], stat[256];
 
@@ -46,8 +47,8 @@ static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
 		/* The kernel shows threads at /proc/TID too (not listed). */
 	}
 	snprintf(stat, sizeof(stat),
-		 "%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 %llu 1000 100\n",
-		 (int)pid, comm, (int)ppid, (int)ppid, (int)ppid, start_ticks);
+		 "%d (%s) %c %d %d %d 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 %d 0 %llu 1000 100\n",
+		 (int)pid, comm, state, (int)ppid, (int)ppid, (int)ppid, threads, start_ticks);
 	snprintf(path, sizeof(path), "%s/stat", dir);
 	write_file(path, stat);
 	snprintf(path, sizeof(path), "%s/comm", dir);
@@ -57,6 +58,18 @@ static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
 		snprintf(dir, sizeof(dir), "%s/%d", root, (int)pid);
 		mkdir(dir, 0755);
 	}
+}
+
+static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+		      unsigned long long start_ticks)
+{
+	fake_task_in(tgid, pid, ppid, comm, start_ticks, 'S', 1);
+}
+
+static void fake_zombie(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+			unsigned long long start_ticks, int threads)
+{
+	fake_task_in(tgid, pid, ppid, comm, start_ticks, 'Z', threads);
 }
 
 static void rm_task(pid_t pid)
@@ -564,6 +577,41 @@ static void test_reparent_at_last_thread_exit(void **state)
 	cn_proc_tracker_free(t);
 }
 
+/* A zombie has exited (its exit event is sent before its parent can reap
+ * it): a sync does not add one, and reports one in the table vanished;
+ * the main thread of a process that runs on in other threads stays. */
+static void test_zombies_are_gone(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct changes c = { 0 };
+	struct cn_proc_event ev;
+
+	(void)state;
+	fake_task(600, 600, 100, "exiting", 1000);
+	fake_task(610, 610, 1, "daemon", 1100);
+	fake_task(610, 611, 1, "daemon-worker", 1110);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_non_null(cn_proc_tracker_find(t, 600));
+
+	/* 600 exits (its event lost), 620 starts and exits unseen: both
+	 * zombies; 610's main thread leaves, its worker runs on. */
+	fake_zombie(600, 600, 100, "exiting", 1000, 1);
+	fake_zombie(620, 620, 100, "brief", 1200, 1);
+	fake_zombie(610, 610, 1, "daemon", 1100, 2);
+	ev = ev_simple(CN_PROC_UID, 1, 1, mono_ns());
+	ev.lost_before = 2;
+	cn_proc_tracker_event(t, &ev);
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 1);
+	assert_int_equal(c.vanished, 1);
+	assert_int_equal(c.van[0], 600);
+	assert_int_equal(c.appeared, 0);
+	assert_null(cn_proc_tracker_find(t, 600));
+	assert_null(cn_proc_tracker_find(t, 620));
+	assert_non_null(cn_proc_tracker_find(t, 610));
+	assert_non_null(cn_proc_tracker_find(t, 611));
+	cn_proc_tracker_free(t);
+}
+
 /* When a rescan is due: at once for a tracker never synced, never when
  * nothing was lost, and after a loss once the losses stop (within 100 ms)
  * however many come: a burst of overruns asks for one rescan. */
@@ -595,6 +643,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reparent_on_parent_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reparent_at_last_thread_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombies_are_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_due, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),

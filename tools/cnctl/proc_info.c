@@ -233,23 +233,6 @@ static int read_pgrp(pid_t tgid, pid_t *pgrp)
 	return 0;
 }
 
-/* Has process tgid exited, a zombie its parent has not reaped yet? Its
- * exit event is gone by: following it would wait for ever. Its main thread
- * is a zombie then, and no other thread is left: a main thread that left
- * by pthread_exit is a zombie too while its process runs on in others. */
-static int exited_unreaped(pid_t tgid)
-{
-	struct cn__proc_stat st;
-	char buf[4096];
-	const char *p;
-	unsigned int threads;
-
-	if (read_stat(tgid, &st) < 0 || (st.state != 'Z' && st.state != 'X'))
-		return 0;
-	p = status_field(tgid, "\nThreads:", buf, sizeof(buf));
-	return p && sscanf(p, "%u", &threads) == 1 && threads <= 1;
-}
-
 /* Fill what the options need and is not known yet (at most one /proc read
  * each, for processes whose fork cnctl did not see). */
 static void complete(const struct proc_state *st, struct proc_info *p)
@@ -310,7 +293,7 @@ static void add_process(struct proc_state *st, const struct cn_proc_entry *e)
 	 * a task whose events were lost): read afresh. */
 	reset(st, p, e->tgid);
 	complete(st, p);
-	if (followed(st, e) && !exited_unreaped(e->tgid))
+	if (followed(st, e))
 		set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
 }
 
