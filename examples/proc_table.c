@@ -53,7 +53,7 @@ static int drain(struct cn_sock *s, struct cn_proc_tracker *t)
 			return 0;
 		if (n == -ENOBUFS) {
 			/* Events were lost: the table is rescanned once the
-			 * losses stop (cn_proc_tracker_sync_due). */
+			 * losses stop (cn_proc_tracker_sync_timeout). */
 			fprintf(stderr, "overrun: events lost\n");
 			cn_proc_tracker_lost(t);
 			continue;
@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 		r = drain(s, t);
 		if (r < 0)
 			break;
-		due = cn_proc_tracker_sync_due(t);
+		due = cn_proc_tracker_sync_timeout(t);
 		if (due == 0) {
 			rescan(t);
 			continue; /* events came meanwhile */

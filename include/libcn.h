@@ -864,7 +864,7 @@ CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
  *           if (r == -ENOBUFS) cn_proc_tracker_lost(t);
  *           else if (r == 0) e = cn_proc_tracker_event(t, &ev);
  *           else if (r == -EAGAIN) {                    (drained)
- *                   due = cn_proc_tracker_sync_due(t);
+ *                   due = cn_proc_tracker_sync_timeout(t);
  *                   if (due == 0) cn_proc_tracker_sync(t, fn, arg);
  *                   else poll(fd, due);                  (due < 0: no limit)
  *           }
@@ -968,15 +968,16 @@ CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
 CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
 
 /*
- * When to call cn_proc_tracker_sync, once the socket is drained: 0 now,
- * > 0 in that many milliseconds (a poll timeout: ask again then, or when
- * events arrive), -1 never (nothing was lost). A sync is due when no loss
- * was told for 100 ms (the burst of overruns is over) or 1 s after the
- * first loss since the last sync (losses that never stop), so a burst that
- * overruns the socket again and again costs one /proc scan, not one per
- * overrun. 0 for a tracker never synced; -1 for NULL.
+ * Milliseconds until the next cn_proc_tracker_sync is due, as a poll
+ * timeout: -1 none is pending (nothing was lost since the last sync; also
+ * for NULL), 0 due now (call it once the socket is drained; also for a
+ * tracker never synced), > 0 due in that many (rounded up: ask again then,
+ * or when events arrive). A sync is due when no loss was told for 100 ms
+ * (the burst of overruns is over) or 1 s after the first loss since the
+ * last sync (losses that never stop), so a burst that overruns the socket
+ * again and again costs one /proc scan, not one per overrun.
  */
-CN_EXPORT int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t);
+CN_EXPORT int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t);
 
 /* What a sync found changed while the tracker was blind. */
 enum cn_proc_change {
@@ -1001,7 +1002,7 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
  * NULL. Events received after the sync may predate it; applying them
  * afterwards is still right (an exit removes, a fork of a task already
  * gone is removed by its exit that follows). Best called once the socket
- * is drained and cn_proc_tracker_sync_due says 0, not on every loss.
+ * is drained and cn_proc_tracker_sync_timeout says 0, not on every loss.
  * Returns the number of changes reported (>= 0) or -errno (the table is
  * then unchanged, and needs_sync stays set).
  */

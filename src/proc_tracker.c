@@ -482,7 +482,7 @@ int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t)
 	return t && t->stale;
 }
 
-int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t)
+int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t)
 {
 	uint64_t now, due;
 

@@ -3,6 +3,8 @@
  * test_proc_tracker.c - the process tracker (cn_proc_tracker_*) fed with
  * captured events, over a fake procfs tree in a temporary directory (the
  * tracker's proc_root), so every name, parent and start time is known.
+ * clock_gettime is wrapped (-Wl,--wrap) so that a test can hold
+ * CLOCK_MONOTONIC still and move it by exact steps.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -20,6 +22,23 @@
 #include <libcn.h>
 
 static char root[64];
+
+/* While fake_clock is set, CLOCK_MONOTONIC reads fake_now_ns. */
+static int fake_clock;
+static uint64_t fake_now_ns;
+
+int __real_clock_gettime(clockid_t id, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts);
+
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (fake_clock && id == CLOCK_MONOTONIC) {
+		ts->tv_sec = (time_t)(fake_now_ns / 1000000000u);
+		ts->tv_nsec = (long)(fake_now_ns % 1000000000u);
+		return 0;
+	}
+	return __real_clock_gettime(id, ts);
+}
 
 static void write_file(const char *path, const char *text)
 {
@@ -612,29 +631,58 @@ static void test_zombies_are_gone(void **state)
 	cn_proc_tracker_free(t);
 }
 
-/* When a rescan is due: at once for a tracker never synced, never when
- * nothing was lost, and after a loss once the losses stop (within 100 ms)
- * however many come: a burst of overruns asks for one rescan. */
-static void test_sync_due(void **state)
+#define MS 1000000ull
+
+/* Milliseconds until a rescan is due: 0 at once for a tracker never
+ * synced, -1 when nothing was lost, and after a loss 100 after the last
+ * loss (rounded up), but no later than 1000 after the first: a burst of
+ * overruns asks for one rescan. The clock is held still and moved. */
+static void test_sync_timeout(void **state)
 {
 	struct cn_proc_tracker *t = new_tracker(0);
-	int due;
 
 	(void)state;
-	assert_int_equal(cn_proc_tracker_sync_due(NULL), -1);
-	assert_int_equal(cn_proc_tracker_sync_due(t), 0);
+	fake_clock = 1;
+	fake_now_ns = 5000 * MS;
+	assert_int_equal(cn_proc_tracker_sync_timeout(NULL), -1);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
-	assert_int_equal(cn_proc_tracker_sync_due(t), -1);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
+
+	/* A burst of 50 losses at one moment: due 100 ms later. */
 	for (int i = 0; i < 50; i++)
 		cn_proc_tracker_lost(t);
-	due = cn_proc_tracker_sync_due(t);
-	assert_true(due >= 0 && due <= 100);
 	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
-	while ((due = cn_proc_tracker_sync_due(t)) > 0)
-		usleep((useconds_t)due * 1000);
-	assert_int_equal(due, 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 100);
+	fake_now_ns += 40 * MS;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 60);
+	fake_now_ns += 59 * MS + 1;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 1); /* 0.999999 ms, rounded up */
+	fake_now_ns += MS - 1;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0);
+	fake_now_ns += 5000 * MS;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0); /* still due, however late */
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
-	assert_int_equal(cn_proc_tracker_sync_due(t), -1);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
+
+	/* A later loss puts it off again: 100 ms after the last one... */
+	cn_proc_tracker_lost(t);
+	fake_now_ns += 50 * MS;
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 100);
+	/* ... but losses that go on every 50 ms are rescanned 1 s after the
+	 * first: at 950 ms the last loss would say 100 more, the first 50. */
+	for (int i = 2; i <= 19; i++) {
+		fake_now_ns += 50 * MS;
+		cn_proc_tracker_lost(t);
+	}
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 50);
+	fake_now_ns += 50 * MS;
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
+	fake_clock = 0;
 	cn_proc_tracker_free(t);
 }
 
@@ -644,7 +692,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reparent_on_parent_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reparent_at_last_thread_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zombies_are_gone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sync_due, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_and_comm, setup, teardown),

@@ -330,7 +330,7 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
 }
 
 /* Make the tracker right again after loss: called once the socket is
- * drained and the tracker says a rescan is due (cn_proc_tracker_sync_due:
+ * drained and the tracker says a rescan is due (cn_proc_tracker_sync_timeout:
  * one per burst of losses, not one per overrun). */
 static void resync(struct proc_state *st)
 {
@@ -437,7 +437,7 @@ static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
 static int64_t read_wait(struct proc_state *st, int64_t deadline, int64_t last_flush)
 {
 	int64_t wait = PROC_IDLE_WAIT_MS;
-	int due = cn_proc_tracker_sync_due(st->t);
+	int due = cn_proc_tracker_sync_timeout(st->t);
 
 	if (due >= 0 && due < wait)
 		wait = due;
@@ -536,7 +536,7 @@ static int run(struct proc_state *st)
 		/* Drained (a short batch) or waited in vain: catch up with
 		 * /proc when a rescan is due, report loss, hand the reader
 		 * what is due, wait again. */
-		if (cn_proc_tracker_sync_due(st->t) == 0) {
+		if (cn_proc_tracker_sync_timeout(st->t) == 0) {
 			resync(st);
 			if (o->pid && !proc_info_followed(st))
 				return flushed(flush_out());
