@@ -63,6 +63,15 @@ await() {
 	done
 }
 
+# await_comm PID NAME: until /proc/PID/comm reads NAME (it has exec'd).
+await_comm() {
+	local start=$SECONDS
+	until [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; do
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "$1 is not $2 after ${DEADLINE}s"
+		sleep 0.01
+	done
+}
+
 # start ARGS...: cnctl proc ARGS in the background, listening.
 start() {
 	# Gone first: the child truncates them only once it runs, and a
@@ -683,6 +692,9 @@ stats_filtered)
 	mkfifo "$dir/go"
 	sh -c 'read x <"$1"; for i in 1 2 3; do sleep 0.05; done; exit 3' _ "$dir/go" &
 	root=$!
+	# Started once it runs sh: a fork of this shell that has not exec'd
+	# yet would be named after this shell in the table.
+	await_comm "$root" sh
 	start --pid "$root" --tree --stats --color never
 	for _ in 1 2 3 4 5; do cat /dev/null; done
 	echo >"$dir/go"
