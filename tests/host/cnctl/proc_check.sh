@@ -20,6 +20,8 @@ CASE=$2
 ARG=${3:-}
 DEADLINE=${PROC_CHECK_DEADLINE:-60}
 
+. "$(dirname "$0")/../lib.sh"
+
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (a forced small receive buffer)"
 	exit 77
@@ -40,9 +42,7 @@ trap cleanup EXIT
 
 fail() {
 	echo "FAIL: $1"
-	for f in out err; do
-		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$dir/$f"; }
-	done
+	show_tail 15 "$dir/out" "$dir/err"
 	exit 1
 }
 

@@ -22,14 +22,7 @@ WORKLOAD=$3
 DEADLINE=${TABLE_CHECK_DEADLINE:-120}
 STORM_N=${TABLE_CHECK_STORM:-5000}
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL (a skip in CI): $1"
-		exit 1
-	fi
-	echo "SKIP: $1"
-	exit 77
-}
+. "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a forced small receive buffer)"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cn-table.XXXXXX") || exit 1
@@ -45,9 +38,7 @@ trap cleanup EXIT
 
 fail() {
 	echo "FAIL: $1"
-	for f in out err orphans; do
-		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$dir/$f"; }
-	done
+	show_tail 15 "$dir/out" "$dir/err" "$dir/orphans"
 	exit 1
 }
 
