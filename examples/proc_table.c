@@ -2,8 +2,8 @@
  * proc_table.c - a table of the live processes and their parents, kept from
  * proc events by libcn's process tracker: each exit is logged with how long
  * the process lived, and after events are lost (an overrun) the table is
- * made right again from /proc. On SIGINT or SIGTERM it prints the table
- * (PID, PPID, name) and exits.
+ * made right again from /proc (a line on stderr says each rescan). On
+ * SIGINT or SIGTERM it prints the table (PID, PPID, name) and exits.
  *
  *   proc_table [RCVBUF_BYTES]     (a small buffer makes overruns happen)
  */
@@ -33,8 +33,10 @@ static void on_event(struct cn_proc_tracker *t, const struct cn_proc_event *ev)
 	const struct cn_proc_entry *e = cn_proc_tracker_event(t, ev);
 
 	/* The tracker holds processes only (NO_THREADS): a thread's exit
-	 * finds no entry. The entry an exit returns is the one removed. */
-	if (ev->what == CN_PROC_EXIT && e)
+	 * finds no entry. The entry an exit returns is the one removed; one
+	 * flagged VANISHED was printed as vanished by a rescan already (it
+	 * ended while /proc was read, its exit came after): not twice. */
+	if (ev->what == CN_PROC_EXIT && e && !(e->flags & CN_PROC_ENTRY_VANISHED))
 		printf("exit %d (parent %d) %s after %.3f s\n", e->pid, e->ppid, e->comm,
 		       (double)(ev->timestamp_ns - e->start_ns) / 1e9);
 }
@@ -51,7 +53,7 @@ static int drain(struct cn_sock *s, struct cn_proc_tracker *t)
 			return 0;
 		if (n == -ENOBUFS) {
 			/* Events were lost: the table is rescanned once the
-			 * losses stop (cn_proc_tracker_sync_due). */
+			 * losses stop (cn_proc_tracker_sync_timeout). */
 			fprintf(stderr, "overrun: events lost\n");
 			cn_proc_tracker_lost(t);
 			continue;
@@ -61,6 +63,17 @@ static int drain(struct cn_sock *s, struct cn_proc_tracker *t)
 		for (int i = 0; i < n; i++)
 			on_event(t, &ev[i]);
 	}
+}
+
+/* Rescan /proc after loss, reporting what changed while blind. */
+static void rescan(struct cn_proc_tracker *t)
+{
+	int n = cn_proc_tracker_sync(t, on_change, NULL);
+
+	if (n < 0)
+		fprintf(stderr, "proc_table: rescanning /proc: %s\n", strerror(-n));
+	else
+		fprintf(stderr, "proc_table: rescanned /proc: %d changes\n", n);
 }
 
 static void print_table(const struct cn_proc_tracker *t)
@@ -107,9 +120,9 @@ int main(int argc, char **argv)
 		r = drain(s, t);
 		if (r < 0)
 			break;
-		due = cn_proc_tracker_sync_due(t);
+		due = cn_proc_tracker_sync_timeout(t);
 		if (due == 0) {
-			cn_proc_tracker_sync(t, on_change, NULL);
+			rescan(t);
 			continue; /* events came meanwhile */
 		}
 		poll(pfd, 2, due); /* due < 0: until events or a signal */
@@ -118,7 +131,7 @@ int main(int argc, char **argv)
 	if (r == 0)
 		r = drain(s, t);
 	if (cn_proc_tracker_needs_sync(t))
-		cn_proc_tracker_sync(t, on_change, NULL);
+		rescan(t);
 	print_table(t);
 	cn_proc_tracker_stats(t, &ts);
 	fprintf(stderr, "proc_table: %llu processes, %llu events, %llu rescans after loss\n",

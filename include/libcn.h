@@ -864,7 +864,7 @@ CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
  *           if (r == -ENOBUFS) cn_proc_tracker_lost(t);
  *           else if (r == 0) e = cn_proc_tracker_event(t, &ev);
  *           else if (r == -EAGAIN) {                    (drained)
- *                   due = cn_proc_tracker_sync_due(t);
+ *                   due = cn_proc_tracker_sync_timeout(t);
  *                   if (due == 0) cn_proc_tracker_sync(t, fn, arg);
  *                   else poll(fd, due);                  (due < 0: no limit)
  *           }
@@ -931,11 +931,13 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * its parent), exec renames it (reading /proc/PID/comm at once), comm
  * renames, exit removes it and gives its children (orphans now) their new
  * parent, the child subreaper or init, read from /proc (the kernel sends no
- * event for that); uid, gid, sid, ptrace and coredump change nothing. An event with lost_before != 0 marks the tracker as needing a
- * sync (it still applies the event), unless its timestamp_ns is before the
- * start of the last sync, which then repaired that loss already (an
- * overrun's gap shows on each CPU's next event, after the sync the overrun
- * asked for).
+ * event for that; children a live thread of the exiting process still
+ * holds are read again at each exit of one of its threads); uid, gid, sid,
+ * ptrace and coredump change nothing. An event with lost_before != 0 marks
+ * the tracker as needing a sync (it still applies the event), unless its
+ * timestamp_ns is before the start of the last sync, which then repaired
+ * that loss already (an overrun's gap shows on each CPU's next event, after
+ * the sync the overrun asked for).
  * Returns the entry the event is about, after the change; for exit, the
  * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
  * last sync had reported it vanished: a task that ended during the scan,
@@ -966,15 +968,16 @@ CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
 CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
 
 /*
- * When to call cn_proc_tracker_sync, once the socket is drained: 0 now,
- * > 0 in that many milliseconds (a poll timeout: ask again then, or when
- * events arrive), -1 never (nothing was lost). A sync is due when no loss
- * was told for 100 ms (the burst of overruns is over) or 1 s after the
- * first loss since the last sync (losses that never stop), so a burst that
- * overruns the socket again and again costs one /proc scan, not one per
- * overrun. 0 for a tracker never synced; -1 for NULL.
+ * Milliseconds until the next cn_proc_tracker_sync is due, as a poll
+ * timeout: -1 none is pending (nothing was lost since the last sync; also
+ * for NULL), 0 due now (call it once the socket is drained; also for a
+ * tracker never synced), > 0 due in that many (rounded up: ask again then,
+ * or when events arrive). A sync is due when no loss was told for 100 ms
+ * (the burst of overruns is over) or 1 s after the first loss since the
+ * last sync (losses that never stop), so a burst that overruns the socket
+ * again and again costs one /proc scan, not one per overrun.
  */
-CN_EXPORT int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t);
+CN_EXPORT int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t);
 
 /* What a sync found changed while the tracker was blind. */
 enum cn_proc_change {
@@ -991,13 +994,15 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
 /*
  * Rescan /proc and make the table equal to it: tasks not in the table are
  * added (APPEARED), entries whose task is gone are removed (VANISHED), names
- * and parents of the others are refreshed. A vanished entry is kept aside
- * until the next sync, in case its exit event arrives after all (see
- * cn_proc_tracker_event); it is not found or iterated. fn may be NULL. Events received
- * after the sync may predate it; applying them afterwards is still right
- * (an exit removes, a fork of a task already gone is removed by its exit
- * that follows). Best called once the socket is drained and
- * cn_proc_tracker_sync_due says 0, not on every loss.
+ * and parents of the others are refreshed. A zombie counts as gone (its
+ * exit event is sent before its parent can reap it), unless it is the main
+ * thread of a process that runs on in other threads. A vanished entry is
+ * kept aside until the next sync, in case its exit event arrives after all
+ * (see cn_proc_tracker_event); it is not found or iterated. fn may be
+ * NULL. Events received after the sync may predate it; applying them
+ * afterwards is still right (an exit removes, a fork of a task already
+ * gone is removed by its exit that follows). Best called once the socket
+ * is drained and cn_proc_tracker_sync_timeout says 0, not on every loss.
  * Returns the number of changes reported (>= 0) or -errno (the table is
  * then unchanged, and needs_sync stays set).
  */

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_stat.h"
 #include "proc_tracker.h"
 
 /* readdir of a 32-bit build without _FILE_OFFSET_BITS=64 (CMakeLists.txt)
@@ -66,19 +67,19 @@ int cn__proc_read_comm(int proc_fd, pid_t pid, char comm[16])
 
 int cn__proc_read_ppid(int proc_fd, pid_t pid, pid_t *ppid)
 {
-	char path[32], buf[1024], *p;
+	struct cn__proc_stat st;
+	char path[32], buf[1024];
 	ssize_t n;
-	int v;
+	int r;
 
 	snprintf(path, sizeof(path), "%d/stat", (int)pid);
 	n = read_small(proc_fd, path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	/* "PID (COMM) S PPID ...": the comm may hold anything, up to the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %*c %d", &v) != 1)
-		return -EBADMSG;
-	*ppid = v;
+	r = cn__proc_stat_parse(buf, &st);
+	if (r < 0)
+		return r;
+	*ppid = st.ppid;
 	return 0;
 }
 
@@ -93,34 +94,25 @@ static int64_t mono_minus_boot(void)
 	return ((int64_t)m.tv_sec - b.tv_sec) * 1000000000 + (m.tv_nsec - b.tv_nsec);
 }
 
-/* Parse "PID (COMM) S PPID ... STARTTIME ..." (proc_pid_stat(5)); the comm
- * may hold spaces and parentheses, so it ends at the last ')'. */
-static int parse_stat(char *buf, struct cn_proc_task *t, long hz, int64_t offset)
+/* A task from its stat line; its start time (clock ticks, hz a second,
+ * after boot) on CLOCK_MONOTONIC (offset: mono_minus_boot). */
+static int parse_stat(const char *buf, struct cn_proc_task *t, long hz, int64_t offset)
 {
-	char *open = strchr(buf, '('), *close = strrchr(buf, ')'), *p;
-	unsigned long long start = 0;
-	size_t n;
-	int ppid = 0;
+	struct cn__proc_stat st;
+	unsigned long long start;
+	int64_t ns;
+	int r = cn__proc_stat_parse(buf, &st);
 
-	if (!open || !close || close < open)
-		return -EBADMSG;
-	n = (size_t)(close - open - 1);
-	memset(t->comm, 0, sizeof(t->comm));
-	memcpy(t->comm, open + 1, n < 15 ? n : 15);
-	/* After ") ": state(3) ppid(4) ... starttime(22). */
-	p = close + 2;
-	if (sscanf(
-		p,
-		"%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		&ppid, &start) != 2)
-		return -EBADMSG;
-	t->ppid = ppid;
-	{
-		int64_t ns = (int64_t)(start / (unsigned long long)hz) * 1000000000 +
-			     (int64_t)(start % (unsigned long long)hz) * (1000000000 / hz) + offset;
-
-		t->start_ns = ns > 0 ? (uint64_t)ns : 0;
-	}
+	if (r < 0)
+		return r;
+	memcpy(t->comm, st.comm, sizeof(t->comm));
+	t->ppid = st.ppid;
+	t->zombie = st.state == 'Z' || st.state == 'X';
+	t->live_threads = st.threads > 1;
+	start = st.starttime;
+	ns = (int64_t)(start / (unsigned long long)hz) * 1000000000 +
+	     (int64_t)(start % (unsigned long long)hz) * (1000000000 / hz) + offset;
+	t->start_ns = ns > 0 ? (uint64_t)ns : 0;
 	return 0;
 }
 

@@ -12,7 +12,12 @@
  * The kernel sends no event when it gives orphans a new parent (the child
  * subreaper, or init): when a process with children in the table exits,
  * their parents are read again from /proc (their new one is set by then:
- * do_exit reparents before it sends the exit event).
+ * do_exit reparents before it sends the exit event). A process's exit
+ * event is its main thread's, but a thread's children go first to another
+ * live thread of its process (the same PPid), and to the reaper only when
+ * the last thread exits: children that still name the process after its
+ * main thread's exit are read again at each later exit of one of its
+ * threads (struct cn_proc_slot, exited).
  *
  * After loss, a rescan is due once the losses stop for SYNC_QUIET_NS (or
  * SYNC_BLIND_MAX_NS after the first): a reader that overruns again and again
@@ -78,12 +83,19 @@ static struct cn_proc_slot *lookup(const struct cn_proc_tracker *t, pid_t pid)
 	}
 }
 
-/* A live task's slot: not one a sync found vanished (see sync's sweep). */
+/* A live task's slot, one that find and next show: not one a sync found
+ * vanished (see sync's sweep), nor an exited main thread kept for its
+ * children. */
+static int visible(const struct cn_proc_slot *sl)
+{
+	return !(sl->e.flags & CN_PROC_ENTRY_VANISHED) && !sl->exited;
+}
+
 static struct cn_proc_slot *lookup_live(const struct cn_proc_tracker *t, pid_t pid)
 {
 	struct cn_proc_slot *sl = lookup(t, pid);
 
-	return sl && !(sl->e.flags & CN_PROC_ENTRY_VANISHED) ? sl : NULL;
+	return sl && visible(sl) ? sl : NULL;
 }
 
 /* The slot for a new task `pid` (not in the table), or NULL when full. */
@@ -108,7 +120,7 @@ static struct cn_proc_slot *insert(struct cn_proc_tracker *t, pid_t pid)
 /* Remove the entry in slot sl (backward-shift deletion). */
 static void remove_slot(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
 {
-	if (!(sl->e.flags & CN_PROC_ENTRY_VANISHED))
+	if (visible(sl))
 		t->live--;
 	uint32_t hole = (uint32_t)(sl - t->slot), i = hole;
 
@@ -201,13 +213,17 @@ static const struct cn_proc_entry *found(const struct cn_proc_slot *sl)
 	return &sl->e;
 }
 
-/* The parent's slot of a live process entry (threads count for none). */
+/* The slot that counts a live process entry among its children: its
+ * parent's, live or exited with children left (threads count for none). */
 static struct cn_proc_slot *parent_of(const struct cn_proc_tracker *t,
 				      const struct cn_proc_slot *sl)
 {
-	if (sl->e.flags & (CN_PROC_ENTRY_THREAD | CN_PROC_ENTRY_VANISHED))
+	struct cn_proc_slot *p;
+
+	if (!visible(sl) || (sl->e.flags & CN_PROC_ENTRY_THREAD))
 		return NULL;
-	return lookup_live(t, sl->e.ppid);
+	p = lookup(t, sl->e.ppid);
+	return p && !(p->e.flags & CN_PROC_ENTRY_VANISHED) ? p : NULL;
 }
 
 /* Give the task in sl the parent ppid, keeping the parents' child counts. */
@@ -223,22 +239,44 @@ static void set_parent(struct cn_proc_tracker *t, struct cn_proc_slot *sl, pid_t
 		p->children++;
 }
 
-/* Process `pid` exited: the tasks that named it as their parent have a new
- * one (the subreaper or init: the kernel has set it by the time it sends
- * the exit event), read from /proc. A task gone from /proc too keeps the
- * old one; its own exit event is on its way. */
+/* A thread of process `pid` exited: the tasks that named it as their
+ * parent may have a new one (the subreaper or init: the kernel has set it
+ * by the time it sends the exit event), read from /proc. A task gone from
+ * /proc too keeps the old one; its own exit event is on its way. */
 static void reparent_children(struct cn_proc_tracker *t, pid_t pid)
 {
 	for (uint32_t i = 0; i <= t->mask; i++) {
 		struct cn_proc_slot *sl = &t->slot[i];
 		pid_t ppid;
 
-		if (!sl->e.pid || sl->e.ppid != pid || (sl->e.flags & CN_PROC_ENTRY_VANISHED))
+		if (!sl->e.pid || sl->e.ppid != pid || !visible(sl))
 			continue;
 		/* A thread's parent is its process's (the tgid's /proc). */
 		if (cn__proc_read_ppid(t->proc_fd, sl->e.tgid, &ppid) == 0 && ppid != pid)
 			set_parent(t, sl, ppid);
 	}
+}
+
+/* Drop the exited main thread's slot of process `pid` if no child names it
+ * any more. */
+static void drop_if_done(struct cn_proc_tracker *t, pid_t pid)
+{
+	struct cn_proc_slot *p = lookup(t, pid);
+
+	if (p && p->exited && !p->children)
+		remove_slot(t, p);
+}
+
+/* A thread of process `pid` exited: if its main thread exited before with
+ * children left to another thread, read their parents again. */
+static void reparent_pending(struct cn_proc_tracker *t, pid_t pid)
+{
+	struct cn_proc_slot *p = lookup(t, pid);
+
+	if (!p || !p->exited)
+		return;
+	reparent_children(t, pid);
+	drop_if_done(t, pid);
 }
 
 static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
@@ -253,6 +291,12 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	}
 	/* A stale entry for a reused pid (its exit was lost) is replaced. */
 	sl = lookup(t, ev->pid);
+	if (sl && sl->exited) {
+		/* The pid's old process is gone entirely (the last exit lost). */
+		reparent_children(t, ev->pid);
+		remove_slot(t, sl);
+		sl = NULL;
+	}
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED))
 		t->live++; /* alive again, as a new task */
 	if (!sl)
@@ -296,6 +340,17 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 		sl->gen = t->gen;
 		t->live++;
 	}
+	if (sl && sl->exited) {
+		/* A thread's exec made it the main thread, under the process
+		 * id (de_thread): the process lives on. */
+		struct cn_proc_slot *parent;
+
+		sl->exited = 0;
+		t->live++;
+		parent = parent_of(t, sl);
+		if (parent)
+			parent->children++;
+	}
 	if (!sl) {
 		/* Not seen (lost, or not tracked): known from now on. */
 		sl = insert(t, ev->pid);
@@ -320,10 +375,15 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 						 const struct cn_proc_event *ev)
 {
 	struct cn_proc_slot *sl = lookup(t, ev->pid), *parent;
-	uint32_t children;
+	pid_t parent_pid = 0;
 
-	if (!sl)
+	if (!sl || sl->exited) {
+		/* Not tracked (a thread under NO_THREADS, a lost fork), or the
+		 * pid of an exited main thread, reused by a task whose fork was
+		 * lost or taken by a thread's exec. */
+		reparent_pending(t, sl ? ev->pid : ev->tgid);
 		return found(NULL);
+	}
 	/* A task the last sync reported vanished, whose exit happened while
 	 * /proc was being read: returned once more, flagged, then gone. */
 	t->gone = sl->e;
@@ -331,12 +391,22 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 	if (ev->parent_tgid)
 		t->gone.ppid = ev->parent_tgid;
 	parent = parent_of(t, sl);
-	if (parent && parent->children)
-		parent->children--;
-	children = sl->children;
-	remove_slot(t, sl);
-	if (children && ev->pid == ev->tgid)
-		reparent_children(t, ev->pid);
+	if (parent) {
+		if (parent->children)
+			parent->children--;
+		parent_pid = parent->e.pid;
+	}
+	if (sl->children && ev->pid == ev->tgid) {
+		/* Kept, hidden, until its children have their new parent. */
+		sl->exited = 1;
+		t->live--;
+	} else {
+		remove_slot(t, sl);
+	}
+	reparent_pending(t, ev->tgid);
+	/* An exited parent that waited for this child only. */
+	if (parent_pid)
+		drop_if_done(t, parent_pid);
 	return &t->gone;
 }
 
@@ -396,7 +466,7 @@ const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t
 	if (prev)
 		i = (size_t)((const struct cn_proc_slot *)prev - t->slot) + 1;
 	for (; i <= t->mask; i++)
-		if (t->slot[i].e.pid && !(t->slot[i].e.flags & CN_PROC_ENTRY_VANISHED))
+		if (t->slot[i].e.pid && visible(&t->slot[i]))
 			return &t->slot[i].e;
 	return NULL;
 }
@@ -412,7 +482,7 @@ int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t)
 	return t && t->stale;
 }
 
-int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t)
+int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t)
 {
 	uint64_t now, due;
 
@@ -430,7 +500,8 @@ int cn_proc_tracker_sync_due(const struct cn_proc_tracker *t)
 	return (int)((due - now + 999999) / 1000000);
 }
 
-/* Count again every entry's children (after a sync changed parents). */
+/* Count again every entry's children (after a sync changed parents), and
+ * drop the exited main threads that no child names now. */
 static void count_children(struct cn_proc_tracker *t)
 {
 	uint32_t i;
@@ -445,6 +516,16 @@ static void count_children(struct cn_proc_tracker *t)
 		p = parent_of(t, &t->slot[i]);
 		if (p)
 			p->children++;
+	}
+	/* Removal may shift a later entry into slot i: look at i again. */
+	for (i = 0; i <= t->mask;) {
+		struct cn_proc_slot *sl = &t->slot[i];
+
+		if (sl->e.pid && sl->exited && !sl->children) {
+			remove_slot(t, sl);
+			continue;
+		}
+		i++;
 	}
 }
 
@@ -497,6 +578,27 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	struct cn_proc_tracker *t = c->t;
 	struct cn_proc_slot *sl = lookup(t, task->pid);
 
+	/* A zombie has exited: its exit event is sent (do_exit sends it
+	 * before the parent can reap), so it is not added, and an entry of it
+	 * is not seen (reported vanished, kept until its exit comes or the
+	 * next sync) unless it is a main thread whose process runs on. */
+	if (task->zombie && (!sl || task->pid != task->tgid || !task->live_threads))
+		return 0;
+	if (sl && sl->exited && same_task(&sl->e, task)) {
+		/* The exited main thread, a zombie while its process's other
+		 * threads run: kept for its children. */
+		sl->gen = t->gen;
+		return 0;
+	}
+	if (sl && sl->exited) {
+		/* Its pid reused by a task whose fork was lost. */
+		fill_scanned(sl, task);
+		sl->exited = 0;
+		sl->gen = t->gen;
+		t->live++;
+		report(c, &sl->e, CN_PROC_APPEARED);
+		return 0;
+	}
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
 		/* Reported vanished by an earlier sync; its pid is in use
 		 * again by a task whose fork was lost. */
@@ -561,8 +663,9 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 
 		if (sl->e.pid && sl->gen != t->gen) {
 			/* Reported vanished by an earlier sync and no exit
-			 * since: gone for good. */
-			if (sl->e.flags & CN_PROC_ENTRY_VANISHED) {
+			 * since: gone for good; so is an exited main thread
+			 * whose process is gone. */
+			if (!visible(sl)) {
 				remove_slot(t, sl);
 				continue;
 			}

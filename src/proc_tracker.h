@@ -10,11 +10,20 @@
  * in /proc, and how many live processes in the table name it as their
  * parent (so that its exit looks for children to reparent only when it has
  * some). pid 0 marks a free slot (no task has pid 0 in /proc or in an
- * event's subject). */
+ * event's subject).
+ *
+ * exited: the process's main thread exited while some of its children
+ * still had it as their parent in /proc: another thread of the process
+ * holds them (the kernel passes a thread's children to a live thread of its
+ * process first), and they get their new parent only when the last thread
+ * exits. The slot stays, hidden like a free one from find and next, so that
+ * the exits of the process's other threads re-read those children's parent
+ * (proc_tracker.c, reparent_pending); it goes when none is left. */
 struct cn_proc_slot {
 	struct cn_proc_entry e;
 	uint32_t gen;
 	uint32_t children;
+	uint32_t exited;
 };
 
 struct cn_proc_tracker {
@@ -42,6 +51,10 @@ struct cn_proc_task {
 	pid_t pid, tgid, ppid;
 	uint64_t start_ns; /* CLOCK_MONOTONIC */
 	char comm[16];
+	/* A zombie (or dead): its exit event is sent already. live_threads:
+	 * its process still runs in other threads (a main thread that left by
+	 * pthread_exit is a zombie until the last one exits). */
+	uint8_t zombie, live_threads;
 };
 
 /* proc_scan.c */

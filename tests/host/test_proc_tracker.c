@@ -14,7 +14,10 @@
  *
  * Reparenting (the kernel sends no event for it): a child orphaned by its
  * parent's exit, with and without a child subreaper above it, has the
- * parent /proc shows once that exit was applied.
+ * parent /proc shows once that exit was applied. A child forked by a
+ * thread that is not its process's main thread is passed, when the main
+ * thread exits, to that live thread (same PPid), and to the reaper only at
+ * the last thread's exit, whose event is a thread's: the table follows.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <dirent.h>
@@ -28,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -308,14 +313,18 @@ static void apply_until_exit(struct cn_sock *s, struct cn_proc_tracker *t, pid_t
 
 /* The orphan a test made: killed by the test's teardown, whatever the test's
  * assertions said (a failed one ends the test early). */
-static pid_t orphan_pid;
+static pid_t orphan_pid, orphan_parent_pid;
 
 static int kill_orphan(void **state)
 {
 	(void)state;
+	if (orphan_parent_pid > 0) {
+		kill(orphan_parent_pid, SIGKILL);
+		host_reap(orphan_parent_pid);
+	}
 	if (orphan_pid > 0)
 		kill(orphan_pid, SIGKILL);
-	orphan_pid = 0;
+	orphan_parent_pid = orphan_pid = 0;
 	while (waitpid(-1, NULL, WNOHANG) > 0) /* this process's, under its subreaper */
 		;
 	prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0);
@@ -394,12 +403,137 @@ static void test_orphan_gets_this_subreaper(void **state)
 	kill_orphan(state); /* this process's child now: killed and reaped */
 }
 
+/* The multi-threaded parent's side (see make_threaded_orphan). */
+struct forker {
+	int info;	 /* to the test: the child's pid, then this thread's id */
+	int gate_thread; /* read end: end-of-file lets the forking thread exit */
+};
+
+static void *fork_and_wait(void *arg)
+{
+	struct forker *f = arg;
+	pid_t ids[2];
+	char c;
+
+	ids[0] = fork();
+	if (ids[0] == 0) {
+		for (;;)
+			pause();
+	}
+	ids[1] = (pid_t)syscall(SYS_gettid);
+	if (write(f->info, ids, sizeof(ids)) != sizeof(ids))
+		_exit(1);
+	while (read(f->gate_thread, &c, 1) > 0)
+		;
+	return NULL; /* the last thread: the process exits with status 0 */
+}
+
+/*
+ * A child of this process whose second thread forks a blocked grandchild;
+ * its main thread leaves by pthread_exit when gate_main[0] reads
+ * end-of-file (this process closes gate_main[1]), its second thread when
+ * gate_thread[0] does. Returns the grandchild; *parent: the child, *tid:
+ * its second thread.
+ */
+static pid_t make_threaded_orphan(pid_t *parent, pid_t *tid, const int gate_main[2],
+				  const int gate_thread[2])
+{
+	int info[2];
+	pid_t ids[2];
+
+	assert_int_equal(pipe2(info, O_CLOEXEC), 0);
+	*parent = fork();
+	assert_true(*parent >= 0);
+	if (*parent == 0) {
+		struct forker f = { .info = info[1], .gate_thread = gate_thread[0] };
+		pthread_t th;
+		char c;
+
+		close(info[0]);
+		close(gate_main[1]);
+		close(gate_thread[1]);
+		if (pthread_create(&th, NULL, fork_and_wait, &f) != 0)
+			_exit(1);
+		while (read(gate_main[0], &c, 1) > 0)
+			;
+		pthread_exit(NULL);
+	}
+	orphan_parent_pid = *parent;
+	close(info[1]);
+	assert_int_equal(read(info[0], ids, sizeof(ids)), sizeof(ids));
+	close(info[0]);
+	orphan_pid = ids[0];
+	*tid = ids[1];
+	return ids[0];
+}
+
+/* The table's parent of pid, which must be /proc's; returns it. */
+static pid_t table_ppid(const struct cn_proc_tracker *t, pid_t pid)
+{
+	const struct cn_proc_entry *e = cn_proc_tracker_find(t, pid);
+	pid_t ppid = proc_ppid(pid);
+
+	assert_non_null(e);
+	printf("# %d: /proc's parent %d, the table's %d\n", (int)pid, (int)ppid, (int)e->ppid);
+	assert_int_equal(e->ppid, ppid);
+	return ppid;
+}
+
+static void orphan_of_a_thread(unsigned flags)
+{
+	struct cn_sock *s = host_open(1 << 20);
+	struct cn_proc_tracker_opts o = { .sz = sizeof(o), .flags = flags };
+	struct cn_proc_tracker *t = cn_proc_tracker_new(&o);
+	int gate_main[2], gate_thread[2];
+	pid_t parent, tid, orphan;
+
+	assert_non_null(t);
+	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(pipe2(gate_main, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(gate_thread, O_CLOEXEC), 0);
+	orphan = make_threaded_orphan(&parent, &tid, gate_main, gate_thread);
+	close(gate_main[0]);
+	close(gate_thread[0]);
+
+	/* The main thread leaves: the second thread keeps the grandchild. */
+	close(gate_main[1]);
+	apply_until_exit(s, t, parent);
+	assert_int_equal(table_ppid(t, orphan), parent);
+	assert_null(cn_proc_tracker_find(t, parent)); /* its main thread's exit was applied */
+
+	/* The last thread leaves: the grandchild goes to this subreaper. */
+	close(gate_thread[1]);
+	apply_until_exit(s, t, tid);
+	assert_int_equal(host_reap(parent), 0);
+	orphan_parent_pid = 0;
+	assert_int_equal(cn_proc_tracker_needs_sync(t), 0); /* repaired by no rescan */
+	assert_int_equal(table_ppid(t, orphan), getpid());
+	cn_proc_tracker_free(t);
+	cn_close(s);
+}
+
+static void test_orphan_of_a_thread_gets_this_subreaper(void **state)
+{
+	(void)state;
+	orphan_of_a_thread(0);
+}
+
+static void test_orphan_of_a_thread_untracked_threads(void **state)
+{
+	(void)state;
+	orphan_of_a_thread(CN_PROC_TRACKER_NO_THREADS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_equals_proc_after_overrun),
 		cmocka_unit_test_teardown(test_orphan_gets_init_or_subreaper, kill_orphan),
 		cmocka_unit_test_teardown(test_orphan_gets_this_subreaper, kill_orphan),
+		cmocka_unit_test_teardown(test_orphan_of_a_thread_gets_this_subreaper, kill_orphan),
+		cmocka_unit_test_teardown(test_orphan_of_a_thread_untracked_threads, kill_orphan),
 	};
 
 	host_require_proc_connector();

@@ -3,6 +3,8 @@
  * test_proc_tracker.c - the process tracker (cn_proc_tracker_*) fed with
  * captured events, over a fake procfs tree in a temporary directory (the
  * tracker's proc_root), so every name, parent and start time is known.
+ * clock_gettime is wrapped (-Wl,--wrap) so that a test can hold
+ * CLOCK_MONOTONIC still and move it by exact steps.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -21,6 +23,23 @@
 
 static char root[64];
 
+/* While fake_clock is set, CLOCK_MONOTONIC reads fake_now_ns. */
+static int fake_clock;
+static uint64_t fake_now_ns;
+
+int __real_clock_gettime(clockid_t id, struct timespec *ts);
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts);
+
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
+{
+	if (fake_clock && id == CLOCK_MONOTONIC) {
+		ts->tv_sec = (time_t)(fake_now_ns / 1000000000u);
+		ts->tv_nsec = (long)(fake_now_ns % 1000000000u);
+		return 0;
+	}
+	return __real_clock_gettime(id, ts);
+}
+
 static void write_file(const char *path, const char *text)
 {
 	FILE *f = fopen(path, "w");
@@ -30,9 +49,10 @@ static void write_file(const char *path, const char *text)
 	fclose(f);
 }
 
-/* A task in the fake tree: DIR/stat and DIR/comm, DIR is PID or TGID/task/TID. */
-static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
-		      unsigned long long start_ticks)
+/* A task in the fake tree: DIR/stat and DIR/comm, DIR is PID or TGID/task/TID;
+ * its state, and its process's live threads. */
+static void fake_task_in(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+			 unsigned long long start_ticks, char state, int threads)
 {
 	char dir[160], path[200], stat[256];
 
@@ -46,8 +66,8 @@ static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
 		/* The kernel shows threads at /proc/TID too (not listed). */
 	}
 	snprintf(stat, sizeof(stat),
-		 "%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 %llu 1000 100\n",
-		 (int)pid, comm, (int)ppid, (int)ppid, (int)ppid, start_ticks);
+		 "%d (%s) %c %d %d %d 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 %d 0 %llu 1000 100\n",
+		 (int)pid, comm, state, (int)ppid, (int)ppid, (int)ppid, threads, start_ticks);
 	snprintf(path, sizeof(path), "%s/stat", dir);
 	write_file(path, stat);
 	snprintf(path, sizeof(path), "%s/comm", dir);
@@ -57,6 +77,18 @@ static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
 		snprintf(dir, sizeof(dir), "%s/%d", root, (int)pid);
 		mkdir(dir, 0755);
 	}
+}
+
+static void fake_task(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+		      unsigned long long start_ticks)
+{
+	fake_task_in(tgid, pid, ppid, comm, start_ticks, 'S', 1);
+}
+
+static void fake_zombie(pid_t tgid, pid_t pid, pid_t ppid, const char *comm,
+			unsigned long long start_ticks, int threads)
+{
+	fake_task_in(tgid, pid, ppid, comm, start_ticks, 'Z', threads);
 }
 
 static void rm_task(pid_t pid)
@@ -510,29 +542,147 @@ static void test_reparent_on_parent_exit(void **state)
 	cn_proc_tracker_free(t);
 }
 
-/* When a rescan is due: at once for a tracker never synced, never when
- * nothing was lost, and after a loss once the losses stop (within 100 ms)
- * however many come: a burst of overruns asks for one rescan. */
-static void test_sync_due(void **state)
+/* A child whose parent process's main thread exits while another thread
+ * of it lives keeps that process as its parent (the kernel gives it to
+ * the live thread) until the last thread's exit, a thread's event, gives it
+ * the reaper: the table follows, through a sync between the two. */
+static void test_reparent_at_last_thread_exit(void **state)
 {
 	struct cn_proc_tracker *t = new_tracker(0);
-	int due;
+	struct cn_proc_tracker_stats st;
+	struct cn_proc_event ev;
+	const struct cn_proc_entry *e;
+	uint64_t entries;
+	int n = 0;
 
 	(void)state;
-	assert_int_equal(cn_proc_tracker_sync_due(NULL), -1);
-	assert_int_equal(cn_proc_tracker_sync_due(t), 0);
+	fake_task(400, 400, 1, "daemon", 800);
+	fake_task(400, 401, 1, "daemon-worker", 810);
+	fake_task(402, 402, 400, "child", 900);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
-	assert_int_equal(cn_proc_tracker_sync_due(t), -1);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	entries = st.entries;
+
+	/* The main thread exits (a zombie in /proc while 401 runs). */
+	ev = ev_simple(CN_PROC_EXIT, 400, 400, mono_ns());
+	ev.parent_pid = ev.parent_tgid = 1;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 400);
+	assert_null(cn_proc_tracker_find(t, 400));
+	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 400);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, entries - 1);
+	for (e = cn_proc_tracker_next(t, NULL); e; e = cn_proc_tracker_next(t, e)) {
+		assert_int_not_equal(e->pid, 400);
+		n++;
+	}
+	assert_int_equal(n, entries - 1);
+	/* A sync sees the zombie main thread: no change. */
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_null(cn_proc_tracker_find(t, 400));
+
+	/* The last thread exits: the child is init's now. */
+	rm_task(400);
+	fake_task(402, 402, 1, "child", 900);
+	ev = ev_simple(CN_PROC_EXIT, 401, 400, mono_ns());
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 1);
+	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
+	assert_int_equal(st.entries, entries - 2);
+	/* Nothing of 400 is left: a sync finds nothing to change. */
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 1);
+	cn_proc_tracker_free(t);
+}
+
+/* A zombie has exited (its exit event is sent before its parent can reap
+ * it): a sync does not add one, and reports one in the table vanished;
+ * the main thread of a process that runs on in other threads stays. */
+static void test_zombies_are_gone(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	struct changes c = { 0 };
+	struct cn_proc_event ev;
+
+	(void)state;
+	fake_task(600, 600, 100, "exiting", 1000);
+	fake_task(610, 610, 1, "daemon", 1100);
+	fake_task(610, 611, 1, "daemon-worker", 1110);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_non_null(cn_proc_tracker_find(t, 600));
+
+	/* 600 exits (its event lost), 620 starts and exits unseen: both
+	 * zombies; 610's main thread leaves, its worker runs on. */
+	fake_zombie(600, 600, 100, "exiting", 1000, 1);
+	fake_zombie(620, 620, 100, "brief", 1200, 1);
+	fake_zombie(610, 610, 1, "daemon", 1100, 2);
+	ev = ev_simple(CN_PROC_UID, 1, 1, mono_ns());
+	ev.lost_before = 2;
+	cn_proc_tracker_event(t, &ev);
+	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 1);
+	assert_int_equal(c.vanished, 1);
+	assert_int_equal(c.van[0], 600);
+	assert_int_equal(c.appeared, 0);
+	assert_null(cn_proc_tracker_find(t, 600));
+	assert_null(cn_proc_tracker_find(t, 620));
+	assert_non_null(cn_proc_tracker_find(t, 610));
+	assert_non_null(cn_proc_tracker_find(t, 611));
+	cn_proc_tracker_free(t);
+}
+
+#define MS 1000000ull
+
+/* Milliseconds until a rescan is due: 0 at once for a tracker never
+ * synced, -1 when nothing was lost, and after a loss 100 after the last
+ * loss (rounded up), but no later than 1000 after the first: a burst of
+ * overruns asks for one rescan. The clock is held still and moved. */
+static void test_sync_timeout(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+
+	(void)state;
+	fake_clock = 1;
+	fake_now_ns = 5000 * MS;
+	assert_int_equal(cn_proc_tracker_sync_timeout(NULL), -1);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
+
+	/* A burst of 50 losses at one moment: due 100 ms later. */
 	for (int i = 0; i < 50; i++)
 		cn_proc_tracker_lost(t);
-	due = cn_proc_tracker_sync_due(t);
-	assert_true(due >= 0 && due <= 100);
 	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
-	while ((due = cn_proc_tracker_sync_due(t)) > 0)
-		usleep((useconds_t)due * 1000);
-	assert_int_equal(due, 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 100);
+	fake_now_ns += 40 * MS;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 60);
+	fake_now_ns += 59 * MS + 1;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 1); /* 0.999999 ms, rounded up */
+	fake_now_ns += MS - 1;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0);
+	fake_now_ns += 5000 * MS;
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0); /* still due, however late */
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
-	assert_int_equal(cn_proc_tracker_sync_due(t), -1);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
+
+	/* A later loss puts it off again: 100 ms after the last one... */
+	cn_proc_tracker_lost(t);
+	fake_now_ns += 50 * MS;
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 100);
+	/* ... but losses that go on every 50 ms are rescanned 1 s after the
+	 * first: at 950 ms the last loss would say 100 more, the first 50. */
+	for (int i = 2; i <= 19; i++) {
+		fake_now_ns += 50 * MS;
+		cn_proc_tracker_lost(t);
+	}
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 50);
+	fake_now_ns += 50 * MS;
+	cn_proc_tracker_lost(t);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
+	fake_clock = 0;
 	cn_proc_tracker_free(t);
 }
 
@@ -540,7 +690,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reparent_on_parent_exit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sync_due, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reparent_at_last_thread_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zombies_are_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sync_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_exec_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_and_comm, setup, teardown),

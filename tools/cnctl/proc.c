@@ -330,12 +330,13 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
 }
 
 /* Make the tracker right again after loss: called once the socket is
- * drained and the tracker says a rescan is due (cn_proc_tracker_sync_due:
+ * drained and the tracker says a rescan is due (cn_proc_tracker_sync_timeout:
  * one per burst of losses, not one per overrun). */
 static void resync(struct proc_state *st)
 {
 	/* Found gone by the last resync and no exit since: gone for good. */
 	proc_info_drop_vanished(st);
+	proc_loss_resyncing(st);
 	if (cn_proc_tracker_sync(st->t, on_change, st) < 0)
 		return; /* kept as needing a sync: tried again next time */
 	proc_loss_resynced(st);
@@ -429,15 +430,41 @@ static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
 	return 0;
 }
 
+/* How long the next blocking read may wait (SO_RCVTIMEO; >= 1 ms, since 0
+ * is no limit): until the next thing due, a rescan (when the tracker says
+ * it is due), output to hand over (PROC_FLUSH_MS after the last flush) or
+ * the --timeout, and PROC_IDLE_WAIT_MS at most. */
+static int64_t read_wait(struct proc_state *st, int64_t deadline, int64_t last_flush)
+{
+	int64_t wait = PROC_IDLE_WAIT_MS;
+	int due = cn_proc_tracker_sync_timeout(st->t);
+
+	if (due >= 0 && due < wait)
+		wait = due;
+	if (__fpending(stdout)) {
+		int64_t left = PROC_FLUSH_MS - (coarse_ms() - last_flush);
+
+		if (left < wait)
+			wait = left;
+	}
+	if (deadline >= 0 && deadline - cnctl_now_ms() < wait)
+		wait = deadline - cnctl_now_ms();
+	return wait > 0 ? wait : 1;
+}
+
 /*
  * Read, print, repeat. The read blocks until events come (no poll before
  * it: one system call a wakeup) and takes what is queued, up to PROC_BATCH
  * events (cn_proc_recv_batch). There is no nap between reads: a process
  * that lives a millisecond is still in /proc when its exec is read, so its
  * command line is shown. Output to a terminal is written at once, to a
- * file or a pipe at least every PROC_FLUSH_MS while events stream: the
- * read waits at most that long while output is pending, a rescan is due
- * soon or the --timeout is near, else PROC_IDLE_WAIT_MS.
+ * file or a pipe at least every PROC_FLUSH_MS while events stream: a read
+ * waits at most until output, a rescan or the --timeout is due
+ * (read_wait, computed before each read that may block), else
+ * PROC_IDLE_WAIT_MS. The read after a full batch or an overrun, when more
+ * is likely queued, does not block: if the socket was drained after all,
+ * the wait is computed first (one set at the last drain may be far longer
+ * than what is due now).
  */
 static int run(struct proc_state *st)
 {
@@ -448,6 +475,7 @@ static int run(struct proc_state *st)
 	/* A person at a terminal sees each line at once; a file or a pipe
 	 * gets what came within PROC_FLUSH_MS in one write. */
 	int eager = isatty(STDOUT_FILENO);
+	unsigned int flags = 0; /* CN_RECV_DONTWAIT: more is likely queued */
 	int r;
 
 	if (!o->common.json)
@@ -455,23 +483,22 @@ static int run(struct proc_state *st)
 	/* --pid's process may have exited before the first scan. */
 	if (o->pid && !proc_info_followed(st))
 		return flushed(flush_out());
-	r = set_wait(st,
-		     deadline >= 0 && o->timeout_ms < PROC_IDLE_WAIT_MS ? o->timeout_ms
-									: PROC_IDLE_WAIT_MS,
-		     &cur_wait);
-	if (r < 0) {
-		cnctl_err("setting the read timeout: %s", strerror(-r));
-		return CNCTL_EXIT_ERROR;
-	}
 	while (!cnctl_stop) {
-		int64_t now, wait = PROC_IDLE_WAIT_MS;
+		int64_t now;
 		int n;
 
 		if (winch) {
 			winch = 0;
 			proc_line_read_width(st);
 		}
-		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, 0);
+		r = flags ? 0 : set_wait(st, read_wait(st, deadline, last_flush), &cur_wait);
+		if (r < 0) {
+			proc_message(st, "error", "setting the read timeout: %s", strerror(-r));
+			flush_out();
+			return CNCTL_EXIT_ERROR;
+		}
+		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, flags);
+		flags = 0;
 		if (n > 0) {
 			for (int i = 0; i < n; i++)
 				if (handle_event(st, &ev[i]))
@@ -480,6 +507,7 @@ static int run(struct proc_state *st)
 			/* Counted here, reported at most once a second. */
 			proc_loss_overrun(st);
 			cn_proc_tracker_lost(st->t);
+			flags = CN_RECV_DONTWAIT;
 			continue;
 		} else if (n != -EAGAIN && n != -EINTR) {
 			uint64_t overruns = 0; /* -ENOBUFS is handled above */
@@ -502,45 +530,27 @@ static int run(struct proc_state *st)
 			}
 			if (deadline >= 0 && cnctl_now_ms() >= deadline)
 				break;
+			flags = CN_RECV_DONTWAIT;
 			continue;
 		}
 		/* Drained (a short batch) or waited in vain: catch up with
 		 * /proc when a rescan is due, report loss, hand the reader
 		 * what is due, wait again. */
-		r = cn_proc_tracker_sync_due(st->t);
-		if (r == 0) {
+		if (cn_proc_tracker_sync_timeout(st->t) == 0) {
 			resync(st);
 			if (o->pid && !proc_info_followed(st))
 				return flushed(flush_out());
 			continue;
 		}
-		if (r > 0)
-			wait = PROC_FLUSH_MS; /* due soon: look again then */
 		proc_loss_report(st, 0);
-		if (__fpending(stdout)) {
-			if (eager || now - last_flush >= PROC_FLUSH_MS) {
-				r = flush_out();
-				if (r)
-					return flushed(r);
-				last_flush = now;
-			} else {
-				wait = PROC_FLUSH_MS;
-			}
+		if (__fpending(stdout) && (eager || now - last_flush >= PROC_FLUSH_MS)) {
+			r = flush_out();
+			if (r)
+				return flushed(r);
+			last_flush = now;
 		}
-		if (deadline >= 0) {
-			int64_t left = deadline - cnctl_now_ms();
-
-			if (left <= 0)
-				break;
-			if (left < wait)
-				wait = left;
-		}
-		r = set_wait(st, wait, &cur_wait);
-		if (r < 0) {
-			proc_message(st, "error", "setting the read timeout: %s", strerror(-r));
-			flush_out();
-			return CNCTL_EXIT_ERROR;
-		}
+		if (deadline >= 0 && cnctl_now_ms() >= deadline)
+			break;
 	}
 	return flushed(flush_out()); /* stopped by a signal or --timeout */
 }

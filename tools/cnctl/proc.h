@@ -27,8 +27,9 @@ enum proc_time_fmt {
  * raised when a key changes meaning or goes, not when one is added. */
 #define PROC_JSON_SCHEMA 2
 
-/* Argument bytes of a command line kept (as /proc/PID/cmdline gives them);
- * a longer one is cut there and said to be (argv_truncated). */
+/* Argument bytes of a command line kept (as /proc/PID/cmdline gives them,
+ * NUL-separated, without the last NUL); a longer one is cut there and said
+ * to be (argv_truncated). */
 #define PROC_ARGV_MAX 4096
 
 /* The width of the table's EVENT column: the longest name, "coredump". */
@@ -84,7 +85,7 @@ struct proc_cmdline {
 #define PROC_INFO_VANISHED                                                                         \
 	0x10u /* a resync found it gone: dropped at the next, unless its exit comes */
 #define PROC_INFO_EXITED                                                                           \
-	0x20u /* its process exited; kept for the exits of its threads still to come */
+	0x20u /* its main thread exited; kept (and followed) until its other threads' exits */
 
 /* What is known of one process (proc_info.c); tgid 0: a free slot. */
 struct proc_info {
@@ -128,7 +129,7 @@ struct proc_user_cache {
 struct proc_loss {
 	uint64_t gaps, overruns, vanished, appeared, resyncs;
 	uint64_t unreported_gaps, unreported_overruns;
-	uint64_t appeared_before, vanished_before; /* at the last resync */
+	uint64_t appeared_before, vanished_before; /* as the last resync began */
 	int64_t last_report_ms;
 };
 
@@ -229,7 +230,9 @@ void proc_stats_appeared(struct proc_state *st);
 /* Loss met by the receive loop: per-CPU sequence gaps, an overrun. */
 void proc_loss_gap(struct proc_state *st, uint32_t lost);
 void proc_loss_overrun(struct proc_state *st);
-/* A resync completed: counted, and what it found told (the first three). */
+/* A resync begins (the counts it changes are taken from here), and it
+ * completed: counted, and what it found told (the first three). */
+void proc_loss_resyncing(struct proc_state *st);
 void proc_loss_resynced(struct proc_state *st);
 void proc_stats_print(FILE *f, struct proc_state *st);
 /* Loss on stderr (with --json: a "loss" object on stdout), at most one line

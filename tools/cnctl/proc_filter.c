@@ -71,7 +71,8 @@ int proc_parse_events(const char *list, struct proc_opts *o, char *bad, size_t s
 #ifdef CNCTL_NO_NSS
 /* A static cnctl (the VM tests' initramfs has no libraries): glibc's NSS
  * would load its shared modules at run time, and the static link warns of
- * it; /etc/passwd is read directly (fgetpwent needs no NSS). */
+ * it; /etc/passwd is read directly (fgetpwent needs no NSS). The rest of
+ * the binary is not free of NSS: see cnctl_static in CMakeLists.txt. */
 static struct passwd *find_user(const char *name, uid_t uid)
 {
 	FILE *f = fopen("/etc/passwd", "re");

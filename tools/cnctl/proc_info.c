@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "proc_stat.h"
 
 #define INFO_SLOTS (1u << 17) /* a power of two, twice the tracker's 65536 */
 #define INFO_MAX   (INFO_SLOTS / 2)
@@ -70,12 +71,13 @@ uint32_t proc_info_followed(const struct proc_state *st)
 	return st->info.followed;
 }
 
-/* Set p's flags, keeping the count of followed processes. */
+/* Set p's flags, keeping the count of followed processes. One whose main
+ * thread exited (PROC_INFO_EXITED) runs on in its other threads: followed
+ * until the last one's exit removes its entry. */
 static void set_flags(struct proc_state *st, struct proc_info *p, uint32_t flags)
 {
-	const uint32_t gone = PROC_INFO_EXITED | PROC_INFO_VANISHED;
-	int was = (p->flags & PROC_INFO_FOLLOWED) && !(p->flags & gone);
-	int is = (flags & PROC_INFO_FOLLOWED) && !(flags & gone);
+	int was = (p->flags & PROC_INFO_FOLLOWED) && !(p->flags & PROC_INFO_VANISHED);
+	int is = (flags & PROC_INFO_FOLLOWED) && !(flags & PROC_INFO_VANISHED);
 
 	p->flags = flags;
 	st->info.followed += (uint32_t)(is - was);
@@ -150,19 +152,23 @@ static ssize_t read_proc(pid_t tgid, const char *file, char *buf, size_t size)
  * /proc); NULL when it cannot be had (gone, a zombie, a kernel thread). */
 static struct proc_cmdline *read_cmdline(pid_t tgid)
 {
-	char buf[PROC_ARGV_MAX + 1];
+	/* Two bytes more than kept: the last argument's NUL and one byte
+	 * that, read, says the line was longer (a full buffer). */
+	char buf[PROC_ARGV_MAX + 2];
 	struct proc_cmdline *c;
-	/* One byte more than kept: a full buffer says the line was longer. */
 	ssize_t n = read_proc(tgid, "cmdline", buf, sizeof(buf));
+	ssize_t len = n;
 
 	if (n <= 0)
 		return NULL;
+	if (n < (ssize_t)sizeof(buf) && buf[n - 1] == '\0')
+		len--; /* all of it read: the arguments without the last NUL */
 	c = malloc(sizeof(*c) + (size_t)n + 1);
 	if (!c)
 		return NULL;
 	c->refs = 1;
-	c->truncated = n > PROC_ARGV_MAX;
-	if (c->truncated)
+	c->truncated = len > PROC_ARGV_MAX;
+	if (n > PROC_ARGV_MAX)
 		n = PROC_ARGV_MAX;
 	while (n > 0 && buf[n - 1] == '\0')
 		n--; /* the last argument's NUL */
@@ -176,40 +182,54 @@ static struct proc_cmdline *read_cmdline(pid_t tgid)
 	return c;
 }
 
+/* The text after "\nKEY:" in /proc/tgid/status, read into buf[size];
+ * NULL when it cannot be had. */
+static const char *status_field(pid_t tgid, const char *key, char *buf, size_t size)
+{
+	ssize_t n = read_proc(tgid, "status", buf, size - 1);
+	char *p;
+
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	return p ? p + strlen(key) : NULL;
+}
+
 /* The effective uid of tgid from /proc/PID/status (not the owner of
  * /proc/PID: root's for a process that is not dumpable). */
 static int read_uid(pid_t tgid, uid_t *uid)
 {
-	char buf[1024], *p;
+	char buf[4096];
+	const char *p = status_field(tgid, "\nUid:", buf, sizeof(buf));
 	unsigned int r, e;
-	ssize_t n = read_proc(tgid, "status", buf, sizeof(buf) - 1);
 
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strstr(buf, "\nUid:");
-	if (!p || sscanf(p + 5, "%u %u", &r, &e) != 2)
+	if (!p || sscanf(p, "%u %u", &r, &e) != 2)
 		return -1;
 	*uid = (uid_t)e;
 	return 0;
 }
 
-/* The process group of tgid from /proc/PID/stat (the field after the
- * state, past the name in parentheses, which may hold anything). */
-static int read_pgrp(pid_t tgid, pid_t *pgrp)
+/* tgid's /proc/PID/stat. 0, or -1 (gone, unreadable). */
+static int read_stat(pid_t tgid, struct cn__proc_stat *st)
 {
-	char buf[512], *p;
-	int ppid, pg;
-	char state;
+	char buf[1024];
 	ssize_t n = read_proc(tgid, "stat", buf, sizeof(buf) - 1);
 
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 1, " %c %d %d", &state, &ppid, &pg) != 3)
+	return cn__proc_stat_parse(buf, st) == 0 ? 0 : -1;
+}
+
+/* The process group of tgid. */
+static int read_pgrp(pid_t tgid, pid_t *pgrp)
+{
+	struct cn__proc_stat st;
+
+	if (read_stat(tgid, &st) < 0)
 		return -1;
-	*pgrp = pg;
+	*pgrp = st.pgrp;
 	return 0;
 }
 
@@ -456,7 +476,9 @@ void proc_info_exited(struct proc_state *st, const struct cn_proc_event *ev)
 		return;
 	}
 	/* Its threads' exits may still come, after its own (a process that
-	 * ends with exit_group: every thread exits, in any order). */
+	 * ends with exit_group: every thread exits, in any order), or it runs
+	 * on in them (its main thread left by pthread_exit): the process ends
+	 * with the last one. */
 	if (p->threads)
 		set_flags(st, p, p->flags | PROC_INFO_EXITED);
 	else

@@ -133,13 +133,26 @@ void proc_loss_overrun(struct proc_state *st)
 	st->loss.unreported_overruns++;
 }
 
+void proc_loss_resyncing(struct proc_state *st)
+{
+	st->loss.appeared_before = st->loss.appeared;
+	st->loss.vanished_before = st->loss.vanished;
+}
+
+/* now - before, 0 if now is below: counts only the sync's changes grow
+ * while it runs, but an exit of a task reported vanished takes one back
+ * (proc_stats_unvanished) at any time. */
+static uint64_t since(uint64_t now, uint64_t before)
+{
+	return now > before ? now - before : 0;
+}
+
 void proc_loss_resynced(struct proc_state *st)
 {
 	struct proc_loss *l = &st->loss;
-	uint64_t app = l->appeared - l->appeared_before, van = l->vanished - l->vanished_before;
+	uint64_t app = since(l->appeared, l->appeared_before);
+	uint64_t van = since(l->vanished, l->vanished_before);
 
-	l->appeared_before = l->appeared;
-	l->vanished_before = l->vanished;
 	l->resyncs++;
 	if (!st->o->common.quiet && l->resyncs <= 3)
 		proc_message(st, "resync",

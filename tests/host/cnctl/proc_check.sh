@@ -8,7 +8,7 @@
 #
 # Usage: proc_check.sh CNCTL CASE [ARG]   Exit: 0 pass, 1 fail, 77 skip
 # (in CI, CI=true, a skip fails instead). ARG: the unit file (systemd_unit);
-# cnctl_thread_exits (thread_exit_user);
+# cnctl_thread_exits (thread_exit_user, pid_thread_ends);
 # a statically linked cnctl (unprivileged, setcap_recipe; optional), which
 # uid 65534 can run whatever directory the build is in.
 # Other processes on the machine create events too: every check looks at
@@ -20,6 +20,8 @@ CASE=$2
 ARG=${3:-}
 DEADLINE=${PROC_CHECK_DEADLINE:-60}
 
+. "$(dirname "$0")/../lib.sh"
+
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: needs root (a forced small receive buffer)"
 	exit 77
@@ -28,8 +30,10 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-proc.XXXXXX") || exit 1
 cn=
 bindir=
+holder=
 cleanup() {
 	[ -n "$cn" ] && kill -CONT "$cn" 2>/dev/null && kill -TERM "$cn" 2>/dev/null
+	[ -n "$holder" ] && kill "$holder" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$dir"
 	[ -z "$bindir" ] || rm -rf "$bindir"
@@ -38,9 +42,7 @@ trap cleanup EXIT
 
 fail() {
 	echo "FAIL: $1"
-	for f in out err; do
-		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$dir/$f"; }
-	done
+	show_tail 15 "$dir/out" "$dir/err"
 	exit 1
 }
 
@@ -58,6 +60,15 @@ await() {
 		fi
 		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no '$2' in $(basename "$1") after ${DEADLINE}s"
 		sleep 0.05
+	done
+}
+
+# await_comm PID NAME: until /proc/PID/comm reads NAME (it has exec'd).
+await_comm() {
+	local start=$SECONDS
+	until [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; do
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "$1 is not $2 after ${DEADLINE}s"
+		sleep 0.01
 	done
 }
 
@@ -703,6 +714,9 @@ stats_filtered)
 	mkfifo "$dir/go"
 	sh -c 'read x <"$1"; for i in 1 2 3; do sleep 0.05; done; exit 3' _ "$dir/go" &
 	root=$!
+	# Started once it runs sh: a fork of this shell that has not exec'd
+	# yet would be named after this shell in the table.
+	await_comm "$root" sh
 	start --pid "$root" --tree --stats --color never
 	for _ in 1 2 3 4 5; do cat /dev/null; done
 	echo >"$dir/go"
@@ -730,6 +744,36 @@ argv_cut_marked)
 	y=$(line exec "$(sed -nE 's/^[^ ]+ +exit +([0-9]+) .*/\1/p' "$dir/out" | tail -n 1)")
 	[[ $y == *"[argv cut"* ]] && fail "a short command line marked: '$y'"
 	echo "ok: ...${x: -40}"
+	;;
+argv_cut_boundary)
+	# The cut is marked when a command line is longer than 4096 bytes
+	# (its /proc/PID/cmdline without the last NUL), not when it is 4096:
+	# 4095 and 4096 bytes shown whole, unmarked, 4097 cut and marked.
+	# sh runs a second command after sleep: it cannot exec sleep in its
+	# place before cnctl reads its command line.
+	start --color never
+	declare -A pids
+	for len in 4095 4096 4097; do
+		# "sh" "-c" "sleep 0.2; :" "long" + NULs between: 24 bytes.
+		sh -c 'sleep 0.2; :' long "$(printf "%0$((len - 24))d" "$len")" &
+		pids[$len]=$!
+	done
+	wait "${pids[@]}"
+	finish
+	for len in 4095 4096 4097; do
+		x=$(line exec "${pids[$len]}")
+		[[ $x == *"sh -c sleep 0.2; : long 0"* ]] || fail "exec line of $len bytes: '${x:0:100}'"
+		case $len in
+		4097)
+			[[ $x == *"${len:0:3} [argv cut at 4096 bytes]" ]] ||
+				fail "$len bytes: not cut at 4096 and marked: '...${x: -60}'"
+			;;
+		*)
+			[[ $x == *"0$len" ]] || fail "$len bytes: not shown whole, unmarked: '...${x: -60}'"
+			;;
+		esac
+		echo "ok: $len bytes: ...${x: -40}"
+	done
 	;;
 pid_ends)
 	# --pid ends with the process: the summary, status 0.
@@ -760,6 +804,53 @@ pid_tree_ends)
 	[ -n "$ox" ] || fail "cnctl ended before the orphan of $root exited"
 	tail -n 1 "$dir/out" | grep -q -e "$ox" || fail "a line after the tree's last exit"
 	echo "ok: ended after the tree's last exit: $ox"
+	;;
+pid_zombie)
+	# --pid of a zombie (exited, its parent has not reaped it): it has
+	# exited, so cnctl ends at once, status 0, with its summary. The
+	# zombie's parent, sleep, never reaps; SIGCHLD at its default (ignored,
+	# as a test runner may leave it, the kernel reaps at once).
+	env --default-signal=CHLD sh -c 'true & echo $! >"$1"; exec sleep 60' _ "$dir/zpid" &
+	holder=$!
+	await "$dir/zpid" '^[0-9]+$'
+	z=$(cat "$dir/zpid")
+	start=$SECONDS
+	until [ "$(sed -E 's/.*\) (.).*/\1/' "/proc/$z/stat" 2>/dev/null)" = Z ]; do
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "$z is no zombie after ${DEADLINE}s"
+		sleep 0.05
+	done
+	timeout "$DEADLINE" "$CNCTL" proc --pid "$z" --color never >"$dir/out" 2>"$dir/err"
+	rc=$?
+	kill "$holder"
+	wait "$holder"
+	holder=
+	[ "$rc" = 124 ] && fail "cnctl --pid $z (a zombie) still running after ${DEADLINE}s"
+	[ "$rc" = 0 ] || fail "cnctl --pid $z (a zombie) ended with status $rc"
+	grep -q 'events printed' "$dir/err" || fail "cnctl ended without its summary"
+	echo "ok: --pid of zombie $z ended at once"
+	;;
+pid_thread_ends)
+	# --pid ends with the process's last thread, not its main thread,
+	# which here leaves first (pthread_exit) while two threads run on.
+	mkfifo "$dir/go"
+	"$ARG" "$dir/go" >"$dir/tids" &
+	p=$!
+	await "$dir/tids" '^tids '
+	start --pid "$p" --color never
+	echo >"$dir/go"
+	wait "$p"
+	ended
+	read -r _ t1 t2 <"$dir/tids"
+	px=$(grep -nE "^[^ ]+ +exit +$p " "$dir/out" | head -n 1)
+	[ -n "$px" ] || fail "no exit line of process $p"
+	for t in "$t1" "$t2"; do
+		tx=$(grep -nE "^[^ ]+ +exit +$t " "$dir/out" | head -n 1)
+		[ -n "$tx" ] || fail "cnctl ended before thread $t of $p exited"
+		[ "${tx%%:*}" -gt "${px%%:*}" ] || fail "thread $t's exit not after its process's"
+	done
+	last=$(grep -E '^[^ ]+ +exit ' "$dir/out" | tail -n 1)
+	[[ $last =~ ^[^\ ]+\ +exit\ +($t1|$t2)\  ]] || fail "the last exit printed is not a thread's: '$last'"
+	echo "ok: ended after the last thread: $last"
 	;;
 thread_exit_user)
 	# Threads that end after their process's own exit (its main thread

@@ -44,6 +44,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
 
+. "$(dirname "$0")/../lib.sh"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-storm.XXXXXX") || exit 1
 storm= raw= cn=
 cleanup() {
@@ -58,9 +59,7 @@ trap cleanup EXIT
 # fail MESSAGE [STATUS]: 1 fail, 3 inconclusive (retried by the caller)
 fail() {
 	echo "FAIL: $1"
-	for f in storm.err raw.err cnctl.err; do
-		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 5 "$dir/$f"; }
-	done
+	show_tail 5 "$dir/storm.err" "$dir/raw.err" "$dir/cnctl.err"
 	[ "${2:-1}" = 1 ] && KEEP=1 # the outputs, for a post-mortem
 	exit "${2:-1}"
 }

@@ -5,7 +5,9 @@
  * command line from /proc, which a main thread gone takes along), leaves
  * (pthread_exit), so its exit event comes first; the threads end 100 and
  * 200 ms after that, the last one ending the process. Prints "tids T1 T2"
- * first (stdout, flushed).
+ * first (stdout, flushed). Usage: thread_exits [GATE]: with GATE (a FIFO),
+ * the 100 ms start once a line was read from it, so a reader can start
+ * following the process first.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -13,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static pthread_barrier_t started;
+static pthread_barrier_t started, go;
 static pid_t tids[2];
 
 static void *worker(void *arg)
@@ -22,21 +24,32 @@ static void *worker(void *arg)
 
 	tids[i] = (pid_t)syscall(SYS_gettid);
 	pthread_barrier_wait(&started);
+	pthread_barrier_wait(&go);
 	usleep((useconds_t)(100000 * (i + 2)));
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t th;
 
 	pthread_barrier_init(&started, NULL, 3);
+	pthread_barrier_init(&go, NULL, 3);
 	for (long i = 0; i < 2; i++)
 		if (pthread_create(&th, NULL, worker, (void *)i) != 0)
 			return 1;
 	pthread_barrier_wait(&started);
 	printf("tids %d %d\n", (int)tids[0], (int)tids[1]);
 	fflush(stdout);
+	if (argc > 1) {
+		char line[16];
+		FILE *gate = fopen(argv[1], "r");
+
+		if (!gate || !fgets(line, sizeof(line), gate))
+			return 1;
+		fclose(gate);
+	}
+	pthread_barrier_wait(&go);
 	usleep(100000);
 	pthread_exit(NULL);
 }

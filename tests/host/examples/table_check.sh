@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# table_check.sh - examples/proc_table through overruns: a tiny receive
+# table_check.sh - examples/proc_table through overruns: a small receive
 # buffer and fork storms, one while it is stopped, make it lose events (it
-# must say so, and rescan /proc); two orphans (one under a child subreaper, one not) test the
-# parents it keeps. At the end its table (printed on SIGINT) is compared
-# with /proc, parents included: every process that /proc showed, with the
-# same parent and start, just before and just after the table was made must
-# be in it with that parent, and the table holds no process of the storm.
+# must say so, and rescan /proc). Then, after its last rescan, two orphans
+# (one under a child subreaper, one not) test the parents it keeps: with
+# no rescan after them, their parents in the table come from the exits of
+# their old parents (the kernel sends no event for reparenting). At the end
+# its table (printed on SIGINT) is compared with /proc, parents included:
+# every process that /proc showed, with the same parent and start, just
+# before and just after the table was made must be in it with that parent,
+# and the table holds no process of the storm. No process is told both
+# vanished (a rescan's) and exited (its event).
 #
 # Usage: table_check.sh PROC_TABLE FORK_STORM WORKLOAD   Exit: 0, 1, 77 skip
 # (in CI, CI=true, a skip fails instead).
@@ -18,14 +22,7 @@ WORKLOAD=$3
 DEADLINE=${TABLE_CHECK_DEADLINE:-120}
 STORM_N=${TABLE_CHECK_STORM:-5000}
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL (a skip in CI): $1"
-		exit 1
-	fi
-	echo "SKIP: $1"
-	exit 77
-}
+. "$(dirname "$0")/../lib.sh"
 [ "$(id -u)" = 0 ] || skip "needs root (a forced small receive buffer)"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cn-table.XXXXXX") || exit 1
@@ -41,9 +38,7 @@ trap cleanup EXIT
 
 fail() {
 	echo "FAIL: $1"
-	for f in err orphans; do
-		[ -s "$dir/$f" ] && { echo "--- $f (last lines)"; tail -n 15 "$dir/$f"; }
-	done
+	show_tail 15 "$dir/out" "$dir/err" "$dir/orphans"
 	exit 1
 }
 
@@ -56,25 +51,37 @@ await() { # FILE REGEX
 	done
 }
 
-# /proc now: "PID PPID STARTTIME" for every process.
-snapshot() {
-	cat /proc/[0-9]*/stat 2>/dev/null | sed 's/^\([0-9]*\) (.*) /\1 /' |
-		awk '{ print $1, $3, $21 }' | LC_ALL=C sort -k1,1 >"$1"
+# losses: the overrun and rescan lines proc_table printed so far.
+losses() { grep -c -E '^(overrun|proc_table: rescan)' "$dir/err"; }
+
+# await_rescanned: until proc_table's last overrun is followed by a rescan
+# (nothing pending: no rescan is due any more).
+await_rescanned() {
+	local start=$SECONDS
+	until grep -E '^(overrun|proc_table: rescan)' "$dir/err" | tail -n 1 |
+		grep -q '^proc_table: rescanned'; do
+		kill -0 "$tb" 2>/dev/null || fail "proc_table exited: $(tail -n 3 "$dir/err")"
+		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no rescan after the overruns in ${DEADLINE}s"
+		sleep 0.05
+	done
 }
 
-"$TABLE" 2048 >"$dir/out" 2>"$dir/err" &
+# /proc now: "PID PPID STARTTIME" for every process but the zombies (they
+# have exited: the table holds none).
+snapshot() {
+	cat /proc/[0-9]*/stat 2>/dev/null | sed 's/^\([0-9]*\) (.*) /\1 /' |
+		awk '$2 != "Z" && $2 != "X" { print $1, $3, $21 }' | LC_ALL=C sort -k1,1 >"$1"
+}
+
+# 64 KiB: a storm into the stopped reader overruns it for certain, and the
+# machine's other work does not while it reads, idle, when the orphans are
+# made (a loss then would be repaired by a rescan, which proves nothing).
+"$TABLE" 65536 >"$dir/out" 2>"$dir/err" &
 tb=$!
 await "$dir/err" 'proc_table: listening'
 
-"$WORKLOAD" orphans >"$dir/orphans" || fail "the workload made no orphans"
-mapfile -t left < <(awk '{ print $2 }' "$dir/orphans")
-[ "${#left[@]}" = 3 ] || fail "the workload printed $(wc -l <"$dir/orphans") lines, not 3"
-sub=$(awk '$1 == "subreaper" { print $2 }' "$dir/orphans")
-o1=$(awk '$1 == "orphan-of-subreaper" { print $2 }' "$dir/orphans")
-o2=$(awk '$1 == "orphan" { print $2 }' "$dir/orphans")
-
-# Two storms: the first while proc_table is stopped (its 2 KiB buffer
-# overruns for certain), the second while it reads (it may overrun again,
+# Two storms: the first while proc_table is stopped (its buffer overruns
+# for certain), the second while it reads (it may overrun again,
 # and must still end right).
 kill -STOP "$tb"
 echo go | "$STORM" "$((STORM_N / 2))" 16 >"$dir/storm1" || fail "the first fork storm failed"
@@ -82,7 +89,30 @@ kill -CONT "$tb"
 echo go | "$STORM" "$((STORM_N / 2))" 16 >"$dir/storm" || fail "the second fork storm failed"
 storms="$(head -n 1 "$dir/storm1") $(head -n 1 "$dir/storm")"
 grep -q '^overrun: events lost' "$dir/err" ||
-	fail "no overrun reported after a storm into a stopped reader's 2 KiB buffer"
+	fail "no overrun reported after a storm into a stopped reader's 64 KiB buffer"
+await_rescanned
+
+# The orphans, after the last rescan. Made again if events were lost
+# meanwhile (a rescan then sets the parents from /proc).
+for attempt in 1 2 3 4 5; do
+	before_orphans=$(losses)
+	"$WORKLOAD" orphans >"$dir/orphans" || fail "the workload made no orphans"
+	awk '{ print $2 }' "$dir/orphans" >>"$dir/left"
+	mapfile -t left <"$dir/left" # killed at the end
+	[ "$(wc -l <"$dir/orphans")" = 3 ] || fail "the workload printed $(wc -l <"$dir/orphans") lines, not 3"
+	sub=$(awk '$1 == "subreaper" { print $2 }' "$dir/orphans")
+	o1=$(awk '$1 == "orphan-of-subreaper" { print $2 }' "$dir/orphans")
+	p1=$(awk '$1 == "orphan-of-subreaper" { print $3 }' "$dir/orphans")
+	o2=$(awk '$1 == "orphan" { print $2 }' "$dir/orphans")
+	p2=$(awk '$1 == "orphan" { print $3 }' "$dir/orphans")
+	# Their old parents' exits applied: the orphans' parents are set.
+	await "$dir/out" "^exit $p1 "
+	await "$dir/out" "^exit $p2 "
+	[ "$(losses)" = "$before_orphans" ] && break
+	echo "# attempt $attempt: events lost while the orphans were made; again"
+	await_rescanned
+done
+[ "$(losses)" = "$before_orphans" ] || fail "events lost whenever orphans were made"
 
 snapshot "$dir/before"
 kill -INT "$tb"
@@ -92,6 +122,8 @@ tb=
 snapshot "$dir/after"
 [ "$rc" = 0 ] || fail "proc_table exited $rc"
 grep -q 'rescans after loss' "$dir/err" || fail "no summary line"
+[ "$(losses)" = "$before_orphans" ] ||
+	fail "events lost after the orphans were made: their parents would be /proc's anyway"
 rescans=$(sed -n 's/.* \([0-9]*\) rescans after loss$/\1/p' "$dir/err")
 [ "${rescans:-0}" -ge 1 ] || fail "no rescan after the overruns"
 
@@ -111,6 +143,9 @@ for p in "$o1 $sub" "$o2 $(awk -v p="$o2" '$1 == p { print $2 }' "$dir/after")";
 	grep -qx "$pid $ppid" "$dir/table" ||
 		fail "orphan $pid: /proc's parent $ppid, the table's $(awk -v p="$pid" '$1 == p { print $2 }' "$dir/table")"
 done
+twice=$(awk '$1 == "vanished" { v[$2] = 1 } $1 == "exit" && ($2 in v) { print $2 }' "$dir/out" |
+	head -n 5)
+[ -z "$twice" ] || fail "processes told vanished, then exited: $twice"
 for storm in $storms; do
 	stale=$(awk -v s="$storm" '$2 == s' "$dir/table" | head -n 5)
 	[ -z "$stale" ] || fail "children of the storm $storm (reaped) still in the table: $stale"

@@ -25,8 +25,10 @@
  * caller has (init, or a service manager's subreaper):
  *
  *   subreaper S
- *   orphan-of-subreaper C1
- *   orphan C2
+ *   orphan-of-subreaper C1 P1
+ *   orphan C2 P2
+ *
+ * (P1, P2: the exited parents).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -138,8 +140,8 @@ static pid_t blocked_child(void)
 	return p;
 }
 
-/* Fork a child that forks a blocked grandchild, prints its pid as `label`
- * and exits; reap the child. The grandchild is an orphan then. */
+/* Fork a child that forks a blocked grandchild, prints "LABEL GRANDCHILD
+ * CHILD" and exits; reap the child. The grandchild is an orphan then. */
 static void orphan(const char *label)
 {
 	int status;
@@ -150,7 +152,7 @@ static void orphan(const char *label)
 	if (p < 0)
 		die("fork");
 	if (p == 0) {
-		printf("%s %d\n", label, (int)blocked_child());
+		printf("%s %d %d\n", label, (int)blocked_child(), (int)getpid());
 		fflush(stdout);
 		_exit(0);
 	}

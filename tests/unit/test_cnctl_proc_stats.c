@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_cnctl_proc_stats.c - what `cnctl proc` says a resync found
+ * (tools/cnctl/proc_stats.c): the tasks that appeared and vanished during
+ * that resync, counted from the moment it began, never a count from before
+ * it, nor a wrapped-around one when an exit takes back a task an earlier
+ * resync reported vanished.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "proc.h"
+
+/* proc_line.c's and receive_loop.c's (with what they need), which the
+ * calls tested here do not reach: no --json, no loss report. */
+void proc_json_head(FILE *f, const char *type)
+{
+	fprintf(f, "{\"type\":\"%s\"", type);
+}
+
+int64_t cnctl_now_ms(void)
+{
+	return 0;
+}
+
+static const struct proc_opts opts;
+
+/* Run a resync in which `appeared` tasks appear and `vanished` vanish;
+ * returns the message it printed on stderr (static). */
+static const char *resync(struct proc_state *st, int appeared, int vanished)
+{
+	static char msg[512];
+	struct cn_proc_entry e = { .pid = 42, .tgid = 42, .comm = "sleep" };
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	assert_non_null(f);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(fileno(f), STDERR_FILENO), STDERR_FILENO);
+	proc_loss_resyncing(st);
+	for (int i = 0; i < appeared; i++)
+		proc_stats_appeared(st);
+	for (int i = 0; i < vanished; i++)
+		proc_stats_vanished(st, &e, 1);
+	proc_loss_resynced(st);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	n = fread(msg, 1, sizeof(msg) - 1, f);
+	msg[n] = '\0';
+	fclose(f);
+	return msg;
+}
+
+static void test_counts_per_resync(void **state)
+{
+	struct proc_state st = { .o = &opts };
+	struct cn_proc_entry e = { .pid = 42, .tgid = 42, .comm = "sleep" };
+
+	(void)state;
+	assert_int_equal(proc_stats_init(&st), 0);
+	assert_string_equal(resync(&st, 2, 3),
+			    "cnctl: resynchronized with /proc after lost events: 2 tasks appeared, "
+			    "3 vanished unseen\n");
+	/* Two of the vanished tasks' exits come after all (they ended during
+	 * the scan): the next resync found nothing, and says so. */
+	proc_stats_unvanished(&st, &e, 1);
+	proc_stats_unvanished(&st, &e, 1);
+	assert_string_equal(resync(&st, 0, 0),
+			    "cnctl: resynchronized with /proc after lost events: 0 tasks appeared, "
+			    "0 vanished unseen\n");
+	/* Between resyncs: an appearance counted outside a resync is not the
+	 * next one's. */
+	proc_stats_appeared(&st);
+	assert_string_equal(resync(&st, 1, 1),
+			    "cnctl: resynchronized with /proc after lost events: 1 tasks appeared, "
+			    "1 vanished unseen (further resyncs: in the summary)\n");
+	assert_int_equal(st.loss.resyncs, 3);
+	assert_int_equal(st.loss.appeared, 4);
+	assert_int_equal(st.loss.vanished, 2);
+	proc_stats_free(&st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_counts_per_resync),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
