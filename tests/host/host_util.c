@@ -50,16 +50,22 @@ void host_require_proc_connector(void)
 }
 
 /*
- * The sockets opened last stay reachable from here. A child forked by
- * host_spawn() exits with its parent's sockets in its copy of the heap; under
- * valgrind --leak-check=full --error-exitcode=1 (CI) a socket only a stack
- * frame pointed to counts as lost in the child, and valgrind would replace the
- * child's exit status, which the tests assert, by 1. Leaks inside libcn (what
- * cn_close() fails to free) are still reported in the parent.
+ * What the tests allocated last (host_open()'s sockets, and what a test
+ * passes to host_keep()) stays reachable from here. A child forked by
+ * host_spawn() or fork() exits with its parent's allocations in its copy of
+ * the heap; under valgrind --leak-check=full --error-exitcode=1 (CI) what only
+ * a stack frame pointed to counts as lost in the child, and valgrind would
+ * replace the child's exit status, which the tests assert, by 1. Leaks inside
+ * libcn (what cn_close() or a _free() call fails to free) are still reported
+ * in the parent.
  */
-struct cn_sock
-    *host_recent_sockets[16]; /* not static: a write-only static would be optimised away */
-static unsigned int recent_next;
+const void *host_kept[32]; /* not static: a write-only static would be optimised away */
+static unsigned int kept_next;
+
+void host_keep(const void *p)
+{
+	host_kept[kept_next++ % 32] = p;
+}
 
 struct cn_sock *host_open(int rcvbuf)
 {
@@ -70,7 +76,7 @@ struct cn_sock *host_open(int rcvbuf)
 		fprintf(stderr, "cn_open: %s\n", strerror(errno));
 		abort();
 	}
-	host_recent_sockets[recent_next++ % 16] = s;
+	host_keep(s);
 	return s;
 }
 

@@ -19,6 +19,11 @@ void host_require_proc_connector(void);
  * the test on error. */
 struct cn_sock *host_open(int rcvbuf);
 
+/* Keep p reachable while a forked child runs, so that valgrind's leak check
+ * in the child (CI's memcheck stage) does not count it as lost and turn the
+ * child's exit status into 1. host_open() keeps its sockets itself. */
+void host_keep(const void *p);
+
 /* Wait up to timeout_ms for an event matching (what, tgid) on s; events of
  * other processes are skipped. Returns 0 with *ev, or -ETIMEDOUT / -errno. */
 int host_wait_event(struct cn_sock *s, uint32_t what, pid_t tgid, int timeout_ms,

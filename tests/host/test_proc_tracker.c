@@ -182,6 +182,7 @@ static void test_table_equals_proc_after_overrun(void **state)
 
 	(void)state;
 	assert_non_null(t);
+	host_keep(t);
 	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 
@@ -368,6 +369,7 @@ static pid_t orphan_parent(void)
 	pid_t child, orphan, ppid;
 
 	assert_non_null(t);
+	host_keep(t);
 	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 	orphan = make_orphan(&child);
@@ -488,6 +490,7 @@ static void orphan_of_a_thread(unsigned flags)
 	pid_t parent, tid, orphan;
 
 	assert_non_null(t);
+	host_keep(t);
 	assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
 	assert_int_equal(cn_proc_listen(s, 0, WAIT_MS), 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
