@@ -84,6 +84,9 @@ static void segv_child(const char *core_dir)
 
 	if (setrlimit(RLIMIT_CORE, &rl) < 0 || chdir(core_dir) < 0)
 		_exit(102);
+	/* The default action (a core dump), not a sanitizer's handler: ASan's
+	 * would turn it into an abort. */
+	signal(SIGSEGV, SIG_DFL);
 	raise(SIGSEGV);
 	_exit(103);
 }
