@@ -384,8 +384,13 @@ void cnbus_flush(void)
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		/* A pending kick queues the work; then the worker empties the ring. */
-		irq_work_sync(&q->kick);
+		/*
+		 * A pending kick queues the work; then the worker empties the
+		 * ring. Only when one is in flight: without an irq_work
+		 * interrupt, irq_work_sync() waits for an RCU grace period.
+		 */
+		if (irq_work_is_busy(&q->kick))
+			irq_work_sync(&q->kick);
 		flush_work(&q->work);
 		/*
 		 * A CPU going offline meanwhile has its ring drained by the
@@ -467,7 +472,8 @@ static int cnbus_cbus_cpu_dead(unsigned int cpu)
 	queued = q->count;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
 	/* A kick left by the dying CPU ran there; a worker may still be busy. */
-	irq_work_sync(&q->kick);
+	if (irq_work_is_busy(&q->kick))
+		irq_work_sync(&q->kick);
 	cancel_work_sync(&q->work);
 	mutex_lock(&q->drain_lock);
 	cnbus_cbus_drain(q);
