@@ -310,6 +310,13 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 
 	if (WARN_ON_ONCE(in_nmi()))
 		return -EINVAL;
+	/*
+	 * A task that passes a blocking gfp with interrupts on may be made to
+	 * wait below, but only when its ring is full: say at every call if
+	 * it cannot sleep (a spinlock held, preemption or BHs off), so that
+	 * DEBUG_ATOMIC_SLEEP and lockdep find the misuse before a full ring.
+	 */
+	might_sleep_if(gfpflags_allow_blocking(gfp) && in_task() && !irqs_disabled());
 	if (!msg || msg->len > CONNECTOR_MAX_MSG_SIZE)
 		return -EINVAL;
 	err = cnbus_dest_group(&msg->id, 0, &group);
