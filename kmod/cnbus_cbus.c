@@ -29,8 +29,10 @@
  * versions sent, for readers that take only the first message of a
  * datagram; the benchmark measures both).
  *
- * Counters (per CPU): inserted (accepted), sent (handed to netlink or
- * nobody listened), dropped (accepted, lost: the worker found no memory),
+ * Counters (per CPU): inserted (accepted), sent (taken off the ring into
+ * a datagram, or nobody listened; counted before the broadcast, so a
+ * listener that overran still loses it: netlink tells that socket with
+ * ENOBUFS), dropped (accepted, lost: the worker found no memory),
  * refused (-ENOBUFS or -EMSGSIZE to the caller), overflowed (accepted
  * into the budget beyond the ring). Once drained: inserted = sent +
  * dropped. They are struct cnbus_cbus_stats, read as they are under the
