@@ -246,6 +246,10 @@ struct ring_log {
 	uint64_t made;	  /* rings made */
 	uint64_t drained; /* CPUs that died, their rings drained */
 	uint64_t held;	  /* messages those rings held at the deaths */
+	/* Test builds of cnbus (CNBUS_TESTING) say at each death: */
+	uint64_t kicks_said;	 /* deaths that did */
+	uint64_t kicks_skipped;	 /* kicks skipped on the CPU while it was dying */
+	uint64_t kicks_upcoming; /* kicks queued while it was not online yet */
 };
 
 /* Reads the log into *rl and, for each of the @n @cpus, the rings made for it into @made_on. */
@@ -272,8 +276,17 @@ static void ring_log_read(struct ring_log *rl, const unsigned int *cpus, unsigne
 			for (i = 0; i < n; i++)
 				made_on[i] += cpus[i] == cpu;
 		} else if ((p = strstr(line, "CBUS ring drained, "))) {
+			unsigned long long skipped, upcoming;
+
 			rl->drained++;
 			rl->held += strtoull(p + strlen("CBUS ring drained, "), NULL, 10);
+			p = strstr(p, "kicks since its last death: ");
+			if (p && sscanf(p, "kicks since its last death: %llu skipped dying, %llu",
+					&skipped, &upcoming) == 2) {
+				rl->kicks_said++;
+				rl->kicks_skipped += skipped;
+				rl->kicks_upcoming += upcoming;
+			}
 		}
 	}
 	pclose(f);
@@ -413,6 +426,20 @@ int t_cbus_hotplug(void)
 		     " messages queued there at their death, sent then) and kept them; it made "
 		     "%" PRIu64 " rings (%" PRIu64 " for the %u CPUs offline at the start)",
 		     rl.drained, rl.held, rl.made, extra_made, nextra);
+		/*
+		 * The two edges of cnbus_insert()'s kick, which the checks
+		 * above would not notice were they wrong: say whether this run
+		 * met them at all.
+		 */
+		if (rl.kicks_said)
+			info("hotplug: kicks on a dying CPU past the point of no return (skipped):"
+			     " %" PRIu64 "%s; kicks on a CPU not online yet (queued): %" PRIu64
+			     "%s",
+			     rl.kicks_skipped, rl.kicks_skipped ? "" : " (not exercised)",
+			     rl.kicks_upcoming, rl.kicks_upcoming ? "" : " (not exercised)");
+		else
+			info("hotplug: cnbus.ko is not a test build: its kicks at the edges of"
+			     " online are not counted");
 	} else {
 		info("hotplug: no dynamic debug: that a ring is kept at offline and made"
 		     " once is not checked");
