@@ -55,8 +55,9 @@
  * summed.
  *
  * Drains of a ring (its work item, cnbus_flush(), the hotplug teardown) are
- * serialised by its drain_lock; the ring is made and freed under it too, so
- * a drain reads the buffer under drain_lock alone.
+ * serialised by its drain_lock; the ring is made under it too, so a drain
+ * reads the buffer under drain_lock alone (it is freed at unload, when the
+ * workers and the hotplug state are gone).
  *
  * Unload: cnbus_cbus_exit() sets the shutdown flag under every CPU's lock:
  * an insert either saw the flag (and is refused) or finished queueing
@@ -95,7 +96,7 @@ struct cnbus_cbus_rec {
 };
 
 struct cnbus_cbus_cpu {
-	raw_spinlock_t lock; /* protects everything below but the last four */
+	raw_spinlock_t lock; /* protects the fields from buf to stats */
 	u8 *buf;	     /* the ring; NULL until the CPU first comes up */
 	u32 size;	     /* bytes in buf */
 	u32 head;	     /* oldest record; only a drain moves it */
