@@ -94,7 +94,10 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
  * @msg: the message; copied into the current CPU's queue.
  * @gfp: the caller's context: when it allows blocking (GFP_KERNEL) and
  *       the CPU's queue is full, the call waits for the queue's worker
- *       instead of failing. Nothing is allocated.
+ *       instead of failing. Nothing is allocated. A task with interrupts
+ *       on that passes a blocking gfp must be able to sleep (might_sleep()
+ *       checks it at every call); in hard IRQ, softirq or with interrupts
+ *       off the gfp is taken as GFP_ATOMIC.
  *
  * Usable from any context except NMI, including hard IRQ and with
  * interrupts off, on PREEMPT_RT too (a raw spinlock and a copy into

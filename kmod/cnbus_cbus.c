@@ -29,32 +29,41 @@
  * versions sent, for readers that take only the first message of a
  * datagram; the benchmark measures both).
  *
- * Counters (per CPU): inserted (accepted), sent (handed to netlink or
- * nobody listened), dropped (accepted, lost: the worker found no memory),
+ * Counters (per CPU): inserted (accepted), sent (taken off the ring into
+ * a datagram, or nobody listened; counted before the broadcast, so a
+ * listener that overran still loses it: netlink tells that socket with
+ * ENOBUFS), dropped (accepted, lost: the worker found no memory),
  * refused (-ENOBUFS or -EMSGSIZE to the caller), overflowed (accepted
  * into the budget beyond the ring). Once drained: inserted = sent +
  * dropped. They are struct cnbus_cbus_stats, read as they are under the
  * ring's lock (cnbus_cbus_read()).
  *
- * CPU hotplug. Rings exist for online CPUs only, so the memory follows the
- * CPUs that are up, not the possible ones (often many more on cloud VMs).
- * A dynamic state of the kernel's CPU hotplug machinery, in its prepare
- * section, makes a CPU's ring before the CPU runs anything (so every insert
- * finds one) and frees it once the CPU is dead: no code runs there any more,
- * its kick has run (the dying CPU runs pending irq_work) and its interrupts
- * went elsewhere, so nothing can be inserted; what is still queued is sent
- * first, in order, from the CPU that runs the hotplug. The rest of a CPU's
- * state (lock, counters, work item) is per possible CPU and stays: the
- * counters of a CPU that went away are still read and summed.
+ * CPU hotplug. Rings exist for the CPUs that have been online since load,
+ * so the memory follows the CPUs that came up, not the possible ones (often
+ * many more on cloud VMs). A dynamic state of the kernel's CPU hotplug
+ * machinery, in its prepare section, makes a CPU's ring the first time the
+ * CPU comes up, before it runs anything (so every insert finds one). When
+ * the CPU is dead (no code runs there any more, its kick has run: the dying
+ * CPU runs pending irq_work, and its interrupts went elsewhere, so nothing
+ * can be inserted) what is still queued is sent, in order, from the CPU
+ * that runs the hotplug, and the ring stays for the CPU's next start. A
+ * ring freed at offline would have to be made again at online, and
+ * suspend and hibernation take every CPU but the boot one through both: a
+ * failed allocation then would keep the CPU down. The rings are freed at
+ * unload. The rest of a CPU's state (lock, counters, work item) is per
+ * possible CPU: the counters of a CPU that went away are still read and
+ * summed.
  *
  * Drains of a ring (its work item, cnbus_flush(), the hotplug teardown) are
- * serialised by its drain_lock; the ring is made and freed under it too, so
- * a drain reads the buffer under drain_lock alone.
+ * serialised by its drain_lock; the ring is made under it too, so a drain
+ * reads the buffer under drain_lock alone (it is freed at unload, when the
+ * workers and the hotplug state are gone).
  *
  * Unload: cnbus_cbus_exit() sets the shutdown flag under every CPU's lock:
  * an insert either saw the flag (and is refused) or finished queueing
  * before, so after that the rings only shrink. Then removing the hotplug
- * state runs the teardown on every online CPU: anything left is sent.
+ * state runs the teardown on every online CPU: anything left is sent. Then
+ * every ring is freed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -87,8 +96,8 @@ struct cnbus_cbus_rec {
 };
 
 struct cnbus_cbus_cpu {
-	raw_spinlock_t lock; /* protects everything below but the last four */
-	u8 *buf;	     /* the ring; NULL while the CPU is offline */
+	raw_spinlock_t lock; /* protects the fields from buf to stats */
+	u8 *buf;	     /* the ring; NULL until the CPU first comes up */
 	u32 size;	     /* bytes in buf */
 	u32 head;	     /* oldest record; only a drain moves it */
 	u32 tail;	     /* where the next record goes */
@@ -100,6 +109,16 @@ struct cnbus_cbus_cpu {
 	struct work_struct work;
 	struct irq_work kick;
 	struct mutex drain_lock; /* one drain at a time; buf and size change under it too */
+#ifdef CNBUS_TESTING
+	/*
+	 * Test builds: kicks this CPU skipped while dying past the point of no
+	 * return, and kicks it queued while not online yet (coming up). Only
+	 * this CPU writes them, with interrupts off; its death reads and
+	 * clears them (the hotplug test shows whether it met either case).
+	 */
+	u64 kicks_skipped_dying;
+	u64 kicks_not_online;
+#endif
 };
 
 static DEFINE_PER_CPU(struct cnbus_cbus_cpu, cnbus_cbus_cpus);
@@ -149,6 +168,23 @@ static struct cnbus_cbus_rec *cnbus_cbus_reserve(struct cnbus_cbus_cpu *q, u32 s
 	q->used += size;
 	return (struct cnbus_cbus_rec *)(q->buf + tail);
 }
+
+#ifdef CNBUS_TESTING
+/* Test builds: count a kick of @q's CPU met outside its online state. */
+static void cnbus_cbus_note_kick(struct cnbus_cbus_cpu *q)
+{
+	if (cpu_online(q->cpu))
+		return;
+	if (cpu_dying(q->cpu))
+		q->kicks_skipped_dying++;
+	else
+		q->kicks_not_online++;
+}
+#else
+static inline void cnbus_cbus_note_kick(struct cnbus_cbus_cpu *q)
+{
+}
+#endif
 
 static void cnbus_cbus_kick_fn(struct irq_work *iw)
 {
@@ -304,6 +340,13 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 
 	if (WARN_ON_ONCE(in_nmi()))
 		return -EINVAL;
+	/*
+	 * A task that passes a blocking gfp with interrupts on may be made to
+	 * wait below, but only when its ring is full: say at every call if
+	 * it cannot sleep (a spinlock held, preemption or BHs off), so that
+	 * DEBUG_ATOMIC_SLEEP and lockdep find the misuse before a full ring.
+	 */
+	might_sleep_if(gfpflags_allow_blocking(gfp) && in_task() && !irqs_disabled());
 	if (!msg || msg->len > CONNECTOR_MAX_MSG_SIZE)
 		return -EINVAL;
 	err = cnbus_dest_group(&msg->id, 0, &group);
@@ -320,7 +363,7 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 			cnbus_refuse(CNBUS_REFUSED_A_CBUS_SHUTDOWN);
 			return -ESHUTDOWN;
 		}
-		/* Rings come before a CPU runs and go after it died (above). */
+		/* A CPU's ring comes before it first runs and stays until unload. */
 		if (WARN_ON_ONCE(!q->buf)) {
 			q->stats.refused++;
 			raw_spin_unlock_irqrestore(&q->lock, flags);
@@ -361,8 +404,11 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	 * death sends the ring anyway.
 	 */
 	atomic = irqs_disabled_flags(flags) || in_hardirq();
-	if (kick && atomic && (cpu_online(q->cpu) || !cpu_dying(q->cpu)))
-		irq_work_queue(&q->kick);
+	if (kick && atomic) {
+		if (cpu_online(q->cpu) || !cpu_dying(q->cpu))
+			irq_work_queue(&q->kick);
+		cnbus_cbus_note_kick(q);
+	}
 	local_irq_restore(flags);
 	if (kick && !atomic)
 		queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
@@ -378,8 +424,13 @@ void cnbus_flush(void)
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		/* A pending kick queues the work; then the worker empties the ring. */
-		irq_work_sync(&q->kick);
+		/*
+		 * A pending kick queues the work; then the worker empties the
+		 * ring. Only when one is in flight: without an irq_work
+		 * interrupt, irq_work_sync() waits for an RCU grace period.
+		 */
+		if (irq_work_is_busy(&q->kick))
+			irq_work_sync(&q->kick);
 		flush_work(&q->work);
 		/*
 		 * A CPU going offline meanwhile has its ring drained by the
@@ -412,7 +463,12 @@ static u32 cnbus_cbus_ring_size(void)
 	return cnbus_dev.cbus_qlen * CNBUS_CBUS_SLOT + ALIGN(cnbus_dev.cbus_budget, 8);
 }
 
-/* Hotplug prepare: @cpu is about to come up (or is up, at load); its ring. */
+/*
+ * Hotplug prepare: @cpu is about to come up (or is up, at load). Its ring,
+ * made the first time only: a CPU that was up before finds its own, so
+ * coming back (after an offline, a suspend) allocates nothing and cannot
+ * fail.
+ */
 static int cnbus_cbus_cpu_prepare(unsigned int cpu)
 {
 	struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
@@ -420,6 +476,9 @@ static int cnbus_cbus_cpu_prepare(unsigned int cpu)
 	unsigned long flags;
 	u8 *buf;
 
+	/* The hotplug lock serialises this with every change of q->buf. */
+	if (q->buf)
+		return 0;
 	/* Without it the CPU does not come up (or cnbus does not load). */
 	buf = kvzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
 	if (!buf)
@@ -434,40 +493,66 @@ static int cnbus_cbus_cpu_prepare(unsigned int cpu)
 	q->count = 0;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
 	mutex_unlock(&q->drain_lock);
+	pr_debug("CPU %u: CBUS ring made, %u bytes\n", cpu, size);
 	return 0;
 }
 
 /*
  * Hotplug teardown: @cpu is dead (or cnbus is unloading, inserts refused).
  * Nothing can be inserted into its ring any more: send what is queued, in
- * order, then free the ring. Its counters stay.
+ * order. The ring and the counters stay (the ring is freed at unload).
  */
 static int cnbus_cbus_cpu_dead(unsigned int cpu)
 {
 	struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 	unsigned long flags;
 	u32 queued;
-	u8 *buf;
 
 	raw_spin_lock_irqsave(&q->lock, flags);
 	queued = q->count;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
 	/* A kick left by the dying CPU ran there; a worker may still be busy. */
-	irq_work_sync(&q->kick);
+	if (irq_work_is_busy(&q->kick))
+		irq_work_sync(&q->kick);
 	cancel_work_sync(&q->work);
 	mutex_lock(&q->drain_lock);
 	cnbus_cbus_drain(q);
+	/* Nothing can insert here now; were it not so, the ring keeps it for the next drain. */
 	raw_spin_lock_irqsave(&q->lock, flags);
 	WARN_ON_ONCE(q->count);
-	buf = q->buf;
-	q->buf = NULL;
-	q->size = 0;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
 	mutex_unlock(&q->drain_lock);
-	kvfree(buf);
-	pr_debug("CPU %u: CBUS ring freed, %u messages queued at its death sent first\n", cpu,
-		 queued);
+#ifdef CNBUS_TESTING
+	/* One string, for grep (checkpatch); too long for clang-format. */
+	/* clang-format off */
+	pr_debug("CPU %u: CBUS ring drained, %u messages queued at its death sent; kicks since its last death: %llu skipped dying, %llu queued not online\n",
+		 cpu, queued, q->kicks_skipped_dying, q->kicks_not_online);
+	/* clang-format on */
+	q->kicks_skipped_dying = 0;
+	q->kicks_not_online = 0;
+#else
+	pr_debug("CPU %u: CBUS ring drained, %u messages queued at its death sent\n", cpu, queued);
+#endif
 	return 0;
+}
+
+/* Unload, or a failed load: free every ring, all drained by now. */
+static void cnbus_cbus_free_rings(void)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
+
+		/* Should one be left, it counts: inserted = sent + dropped. */
+		if (WARN_ON_ONCE(q->count)) {
+			q->stats.dropped += q->count;
+			q->count = 0;
+		}
+		kvfree(q->buf);
+		q->buf = NULL;
+		q->size = 0;
+	}
 }
 
 int cnbus_cbus_init(void)
@@ -497,6 +582,7 @@ int cnbus_cbus_init(void)
 	ret = cpuhp_setup_state(CPUHP_BP_PREPARE_DYN, "net/cnbus:cbus", cnbus_cbus_cpu_prepare,
 				cnbus_cbus_cpu_dead);
 	if (ret < 0) {
+		cnbus_cbus_free_rings();
 		destroy_workqueue(cnbus_cbus_wq);
 		return ret;
 	}
@@ -521,12 +607,12 @@ void cnbus_cbus_exit(void)
 	/* From here on the rings only shrink: send what is left, free them. */
 	cpuhp_remove_state(cnbus_cbus_hp_state);
 	destroy_workqueue(cnbus_cbus_wq);
+	cnbus_cbus_free_rings();
 
 	/* Every CPU that ever inserted, online or gone, counts. */
 	for_each_possible_cpu(cpu) {
 		struct cnbus_cbus_cpu *q = per_cpu_ptr(&cnbus_cbus_cpus, cpu);
 
-		WARN_ON_ONCE(q->count || q->buf);
 		sum.inserted += q->stats.inserted;
 		sum.sent += q->stats.sent;
 		sum.dropped += q->stats.dropped;

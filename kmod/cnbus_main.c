@@ -10,8 +10,16 @@
  *   core        /proc/net/cnbus
  *
  * Exit, and a failed init, undo them in the reverse order: CBUS drains its
- * rings through the unit, so the unit comes first and goes last.
+ * rings through the unit, so the unit comes first and goes last (its
+ * workers must be gone before the unit's socket is released).
  * The parameters were checked as they were set (cnbus_params.c).
+ *
+ * So a later step can fail after the unit exists (a ring allocation,
+ * the genl family, /proc). A socket a user opens on the unit in that
+ * window holds a reference on this module, which the kernel frees anyway
+ * when init fails (as for any interface a failing init had registered).
+ * The likely failure, a unit already in use, is found before anything
+ * is registered (cnbus_unit_free()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

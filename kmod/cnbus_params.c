@@ -5,7 +5,8 @@
  * parameter's range with -EINVAL and a line in the kernel log naming the
  * range: at load (modprobe, insmod), where it fails the load, and for the
  * writable cbus_batch at every write to its sysfs file, where the old
- * value stays. The ranges are those of kmod/README.md's table.
+ * value stays. The ranges are those of kmod/README.md's table. Values are
+ * decimal (leading zeros allowed, no octal or hex).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -27,7 +28,8 @@ static int cnbus_param_set(const char *arg, const struct kernel_param *kp)
 	const struct cnbus_param_range *r = kp->arg;
 	unsigned int v;
 
-	if (kstrtouint(arg, 0, &v) || v < r->min || v > r->max) {
+	/* Decimal only: "010" is 10, as a reader of the table expects; "0x10" is refused. */
+	if (kstrtouint(arg, 10, &v) || v < r->min || v > r->max) {
 		pr_err("%s must be a number in [%u, %u]\n", kp->name, r->min, r->max);
 		return -EINVAL;
 	}

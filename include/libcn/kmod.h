@@ -34,7 +34,7 @@ struct cn_bus_cpu {
 	uint32_t cpu;
 	uint32_t queued;     /* in the queue now */
 	uint64_t inserted;   /* accepted by cnbus_insert */
-	uint64_t sent;	     /* sent by the CPU's worker */
+	uint64_t sent;	     /* taken off the queue by the CPU's worker (before the broadcast) */
 	uint64_t dropped;    /* accepted but never sent */
 	uint64_t refused;    /* refused by cnbus_insert (-ENOBUFS: queue full) */
 	uint64_t overflowed; /* accepted into the overflow budget beyond the ring */

@@ -90,7 +90,7 @@ enum cnbus_genl_cpu_attr {
 	CNBUS_CPU_A_PAD,
 	CNBUS_CPU_A_ID,		/* u32: cpu number */
 	CNBUS_CPU_A_INSERTED,	/* u64: messages accepted by cnbus_insert() */
-	CNBUS_CPU_A_SENT,	/* u64: sent by the per-CPU worker */
+	CNBUS_CPU_A_SENT,	/* u64: taken off the queue by the worker, before broadcast */
 	CNBUS_CPU_A_DROPPED,	/* u64: accepted but not sent */
 	CNBUS_CPU_A_QUEUED,	/* u32: in the queue right now */
 	CNBUS_CPU_A_REFUSED,	/* u64: inserts refused (-ENOBUFS: queue full) */

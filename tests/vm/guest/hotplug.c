@@ -5,8 +5,9 @@
  * online CPU, from a work item and from hard IRQ, while the test takes each
  * CPU that can go offline down and up again, round after round, and brings
  * CPUs that were offline when cnbus loaded (the scale boot has them) up and
- * down again. cnbus makes a CPU's ring when the CPU comes up and, when it
- * dies, sends what is queued there before freeing it.
+ * down again. cnbus makes a CPU's ring when the CPU first comes up and,
+ * when it dies, sends what is queued there and keeps the ring: a CPU's
+ * later starts allocate nothing (checked from cnbus's debug lines).
  *
  * Nothing may be lost and every insert is accounted for: each accepted
  * insert arrives once, in order per CPU and kind (seq counts them, so a gap
@@ -153,8 +154,8 @@ static int cpu_set_online(unsigned int cpu, int on)
 }
 
 /*
- * What an offline CPU must show: its ring is gone and everything it
- * queued was sent before (inserted = sent + dropped, nothing queued).
+ * What an offline CPU must show: everything it queued was sent when it
+ * died (inserted = sent + dropped, nothing queued).
  */
 static int check_offline_cpu(unsigned int cpu, uint64_t *checked)
 {
@@ -196,46 +197,98 @@ static uint64_t cpu_queued(unsigned int cpu)
 }
 
 /*
- * cnbus says at pr_debug level, when a CPU's ring is freed, how many
- * messages it still held (sent first). Where the kernel has dynamic debug,
- * turn that line on (@on) or off; returns 0 when it could.
+ * cnbus says at pr_debug level when it makes a CPU's ring (the CPU's first
+ * start since load) and, when a CPU died, how many messages its ring still
+ * held (sent then; the ring stays). Where the kernel has dynamic debug,
+ * turn those lines on (@on) or off; returns 0 when it could.
  */
-static int dyndbg_ring_freed(int on)
+static int dyndbg_rings(int on)
 {
 	static const char *const ctl[] = { "/proc/dynamic_debug/control",
 					   "/sys/kernel/debug/dynamic_debug/control" };
-	const char *cmd = on ? "func cnbus_cbus_cpu_dead +p" : "func cnbus_cbus_cpu_dead -p";
-	unsigned int i;
+	static const char *const func[] = { "cnbus_cbus_cpu_prepare", "cnbus_cbus_cpu_dead" };
+	unsigned int i, j, done;
+	char cmd[96];
 
 	for (i = 0; i < sizeof(ctl) / sizeof(ctl[0]); i++) {
-		int fd = open(ctl[i], O_WRONLY | O_CLOEXEC);
-		ssize_t n;
+		for (j = 0, done = 0; j < sizeof(func) / sizeof(func[0]); j++) {
+			int fd = open(ctl[i], O_WRONLY | O_CLOEXEC);
+			int len =
+			    snprintf(cmd, sizeof(cmd), "func %s %s", func[j], on ? "+p" : "-p");
 
-		if (fd < 0)
-			continue;
-		n = write(fd, cmd, strlen(cmd));
-		close(fd);
-		if (n == (ssize_t)strlen(cmd))
+			if (fd < 0)
+				break;
+			done += write(fd, cmd, (size_t)len) == len;
+			close(fd);
+		}
+		if (done == sizeof(func) / sizeof(func[0]))
 			return 0;
 	}
 	return -1;
 }
 
-/* From the kernel log: rings freed, and the messages they held then. */
-static void rings_freed(uint64_t *rings, uint64_t *held)
+#define RING_LOG_MARK "cnbus_vmtest: cbus_hotplug starts"
+
+/* Put RING_LOG_MARK in the kernel log: ring_log_read() counts from there. */
+static void ring_log_mark(void)
+{
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, RING_LOG_MARK "\n", strlen(RING_LOG_MARK) + 1) < 0)
+		info("hotplug: /dev/kmsg: %s", strerror(errno));
+	close(fd);
+}
+
+/* What cnbus's ring lines in the kernel log say since the last mark. */
+struct ring_log {
+	uint64_t made;	  /* rings made */
+	uint64_t drained; /* CPUs that died, their rings drained */
+	uint64_t held;	  /* messages those rings held at the deaths */
+	/* Test builds of cnbus (CNBUS_TESTING) say at each death: */
+	uint64_t kicks_said;	 /* deaths that did */
+	uint64_t kicks_skipped;	 /* kicks skipped on the CPU while it was dying */
+	uint64_t kicks_upcoming; /* kicks queued while it was not online yet */
+};
+
+/* Reads the log into *rl and, for each of the @n @cpus, the rings made for it into @made_on. */
+static void ring_log_read(struct ring_log *rl, const unsigned int *cpus, unsigned int n,
+			  uint64_t *made_on)
 {
 	FILE *f = popen("dmesg", "r");
 	char line[512], *p;
+	unsigned int cpu, i;
 
-	*rings = 0;
-	*held = 0;
+	memset(rl, 0, sizeof(*rl));
+	memset(made_on, 0, n * sizeof(*made_on));
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f))
-		if ((p = strstr(line, "CBUS ring freed, "))) {
-			(*rings)++;
-			*held += strtoull(p + strlen("CBUS ring freed, "), NULL, 10);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, RING_LOG_MARK)) {
+			memset(rl, 0, sizeof(*rl));
+			memset(made_on, 0, n * sizeof(*made_on));
+		} else if ((p = strstr(line, ": CBUS ring made, "))) {
+			while (p > line && p[-1] >= '0' && p[-1] <= '9')
+				p--;
+			cpu = (unsigned int)strtoul(p, NULL, 10);
+			rl->made++;
+			for (i = 0; i < n; i++)
+				made_on[i] += cpus[i] == cpu;
+		} else if ((p = strstr(line, "CBUS ring drained, "))) {
+			unsigned long long skipped, upcoming;
+
+			rl->drained++;
+			rl->held += strtoull(p + strlen("CBUS ring drained, "), NULL, 10);
+			p = strstr(p, "kicks since its last death: ");
+			if (p && sscanf(p, "kicks since its last death: %llu skipped dying, %llu",
+					&skipped, &upcoming) == 2) {
+				rl->kicks_said++;
+				rl->kicks_skipped += skipped;
+				rl->kicks_upcoming += upcoming;
+			}
 		}
+	}
 	pclose(f);
 }
 
@@ -250,7 +303,9 @@ int t_cbus_hotplug(void)
 	struct stream_rx rx = { 0 };
 	uint64_t ins, sent, dropped, refused, arrived = 0, offline_checks = 0, ops = 0;
 	uint64_t queued_before = 0; /* on CPUs just before they were taken down */
-	uint64_t freed0 = 0, held0 = 0, freed1 = 0, held1 = 0;
+	unsigned int all[HOTPLUG_CPUS + HOTPLUG_EXTRA];
+	uint64_t made_on[HOTPLUG_CPUS + HOTPLUG_EXTRA], extra_made = 0;
+	struct ring_log rl = { 0 };
 	int dyndbg = 0;
 	struct kstat k0, k1;
 	const char *e;
@@ -290,8 +345,8 @@ int t_cbus_hotplug(void)
 	CHECK(kstat_wait_drained(&k0, 60) == 0, "not drained before");
 	CHECK(pthread_create(&th, NULL, stream_rx_thread, &rx) == 0, "pthread_create");
 	started = 1;
-	dyndbg = dyndbg_ring_freed(1) == 0;
-	rings_freed(&freed0, &held0);
+	dyndbg = dyndbg_rings(1) == 0;
+	ring_log_mark();
 
 	r = stream_request(CNBUS_TEST_STREAM_START, stream_per_round, &res);
 	CHECK(r == 0 && res.status == 0, "stream start: %d status %d", r, res.status);
@@ -362,12 +417,32 @@ int t_cbus_hotplug(void)
 	     from_irq_cpus, (uint64_t)res.refused, (uint64_t)res.enobufs, ins, sent, dropped,
 	     refused);
 	if (dyndbg) {
-		rings_freed(&freed1, &held1);
-		info("hotplug: cnbus freed %" PRIu64 " rings of CPUs that went down; %" PRIu64
-		     " messages were queued there at their death, sent before the free",
-		     freed1 - freed0, held1 - held0);
+		memcpy(all, cycle, ncycle * sizeof(*all));
+		memcpy(all + ncycle, extra, nextra * sizeof(*all));
+		ring_log_read(&rl, all, ncycle + nextra, made_on);
+		for (i = 0; i < nextra; i++)
+			extra_made += made_on[ncycle + i];
+		info("hotplug: cnbus drained the rings of %" PRIu64 " CPUs that went down (%" PRIu64
+		     " messages queued there at their death, sent then) and kept them; it made "
+		     "%" PRIu64 " rings (%" PRIu64 " for the %u CPUs offline at the start)",
+		     rl.drained, rl.held, rl.made, extra_made, nextra);
+		/*
+		 * The two edges of cnbus_insert()'s kick, which the checks
+		 * above would not notice were they wrong: say whether this run
+		 * met them at all.
+		 */
+		if (rl.kicks_said)
+			info("hotplug: kicks on a dying CPU past the point of no return (skipped):"
+			     " %" PRIu64 "%s; kicks on a CPU not online yet (queued): %" PRIu64
+			     "%s",
+			     rl.kicks_skipped, rl.kicks_skipped ? "" : " (not exercised)",
+			     rl.kicks_upcoming, rl.kicks_upcoming ? "" : " (not exercised)");
+		else
+			info("hotplug: cnbus.ko is not a test build: its kicks at the edges of"
+			     " online are not counted");
 	} else {
-		info("hotplug: no dynamic debug: cnbus's line on each freed ring is not shown");
+		info("hotplug: no dynamic debug: that a ring is kept at offline and made"
+		     " once is not checked");
 	}
 	info("hotplug: received %" PRIu64 " (gaps %" PRIu64 ", repeats %" PRIu64 ", strays %" PRIu64
 	     ", overruns %" PRIu64 "); offline CPUs checked %" PRIu64 " times; %" PRId64 " lost",
@@ -386,12 +461,25 @@ int t_cbus_hotplug(void)
 	CHECK(dropped == 0, "%" PRIu64 " dropped", dropped);
 	CHECK(!rx.overruns, "listener overran");
 	CHECK(rx.strays == 0 && rx.repeats == 0, "strays or repeats");
+	if (dyndbg) {
+		/* Each death drains a ring; no CPU gets a second one. */
+		CHECK(rl.drained == ops / 2, "%" PRIu64 " rings drained for %" PRIu64 " offlines",
+		      rl.drained, ops / 2);
+		for (i = 0; i < ncycle; i++)
+			CHECK(!made_on[i], "cpu %u, online at the start, got %" PRIu64 " new rings",
+			      cycle[i], made_on[i]);
+		for (i = 0; i < nextra; i++)
+			CHECK(made_on[ncycle + i] <= 1, "cpu %u got %" PRIu64 " rings", extra[i],
+			      made_on[ncycle + i]);
+		CHECK(rl.made == extra_made, "%" PRIu64 " rings made for other CPUs",
+		      rl.made - extra_made);
+	}
 	CHECK(lost == 0 && rx.gaps == 0 && arrived == res.inserted && rx.got == sent,
 	      "%" PRId64 " lost: arrived %" PRIu64 " of %" PRIu64, lost, (uint64_t)rx.got,
 	      (uint64_t)res.inserted);
 out:
 	if (dyndbg)
-		dyndbg_ring_freed(0);
+		dyndbg_rings(0);
 	if (streaming)
 		stream_request(CNBUS_TEST_STREAM_STOP, 0, &res);
 	if (started) {

@@ -2,8 +2,9 @@
 /*
  * params.c - cnbus's writable parameter refuses nonsense (guest test
  * param_write_refused, run by cnbus_vmtest): a write of cbus_batch outside
- * 1..1024, or of something that is not a number, fails with EINVAL and
- * leaves the value as it was; a value inside is taken. (The read-only
+ * 1..1024, or of something that is not a decimal number ("0x10"), fails
+ * with EINVAL and leaves the value as it was; a value inside is taken,
+ * as decimal ("010" is 10, not octal 8). (The read-only
  * parameters are refused at load: init.sh loads cnbus with each of them
  * out of range before the tests.)
  */
@@ -50,7 +51,7 @@ static long param_read(void)
 
 int t_param_write_refused(void)
 {
-	static const char *const bad[] = { "0", "1025", "4294967297", "-1", "abc", "64x" };
+	static const char *const bad[] = { "0", "1025", "4294967297", "-1", "abc", "64x", "0x10" };
 	char old[16];
 	long was = param_read(), now;
 	unsigned int i;
@@ -69,6 +70,9 @@ int t_param_write_refused(void)
 	CHECK(r == 0 && param_read() == 1024, "write 1024: %d, reads %ld", r, param_read());
 	r = param_write("1");
 	CHECK(r == 0 && param_read() == 1, "write 1: %d, reads %ld", r, param_read());
+	/* Decimal: a leading zero is not octal. */
+	r = param_write("010");
+	CHECK(r == 0 && param_read() == 10, "write 010: %d, reads %ld", r, param_read());
 out:
 	param_write(old);
 	if (param_read() != was) {
