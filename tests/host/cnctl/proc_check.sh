@@ -808,9 +808,16 @@ pid_tree_ends)
 pid_zombie)
 	# --pid of a zombie (exited, its parent has not reaped it): it has
 	# exited, so cnctl ends at once, status 0, with its summary. The
-	# zombie's parent, sleep, never reaps; SIGCHLD at its default (ignored,
-	# as a test runner may leave it, the kernel reaps at once).
-	env --default-signal=CHLD sh -c 'true & echo $! >"$1"; exec sleep 60' _ "$dir/zpid" &
+	# zombie's parent never reaps (python: a shell may reap a finished
+	# job before its exec, as dash did in the slow i386 guest); SIGCHLD at
+	# its default (ignored, as a test runner may leave it, the kernel
+	# reaps at once).
+	env --default-signal=CHLD python3 -c 'import os, sys, time
+p = os.fork()
+if p == 0:
+    os._exit(0)
+open(sys.argv[1], "w").write("%d\n" % p)
+time.sleep(60)' "$dir/zpid" &
 	holder=$!
 	await "$dir/zpid" '^[0-9]+$'
 	z=$(cat "$dir/zpid")
