@@ -6,6 +6,7 @@
 # and a header uses the file whose function one of its inline functions
 # calls, so a header that calls into a file including it is a circle too.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 1 ] || { echo "usage: $0 SRCDIR OBJECT..." >&2; exit 2; }
 src=$1
 shift
@@ -30,24 +31,9 @@ for f in "$src"/*.c "$src"/*.h; do
 	case $b in *.c) b=${b%.c} ;; esac
 	sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | awk -v b="$b" '{ print b, $1 }' >>"$tmp/edges"
 	case $f in *.h) ;; *) continue ;; esac
-	awk '
+	awk -f "$here/strip-comments.awk" "$f" | awk '
 		{
-			line = $0
-			out = ""
-			while (line != "") {
-				if (incomment) {
-					i = index(line, "*/")
-					if (!i) { line = ""; break }
-					line = substr(line, i + 2)
-					incomment = 0
-					continue
-				}
-				i = index(line, "/*")
-				if (!i) { out = out line; break }
-				out = out substr(line, 1, i - 1)
-				line = substr(line, i + 2)
-				incomment = 1
-			}
+			out = $0
 			if (out ~ /^#/)
 				next
 			n = split(out, c, "")
@@ -61,7 +47,7 @@ for f in "$src"/*.c "$src"/*.h; do
 				if (c[k] == "{") depth++
 				if (c[k] == "}") depth--
 			}
-		}' "$f" | sort -u | awk -v h="$(basename "$f")" 'NR == FNR { def[$1] = $2; next }
+		}' | sort -u | awk -v h="$(basename "$f")" 'NR == FNR { def[$1] = $2; next }
 			($1 in def) { print h, def[$1] }' "$tmp/defs" - >>"$tmp/edges"
 done
 sort -u -o "$tmp/edges" "$tmp/edges"

@@ -5,26 +5,12 @@
 # (comments left out) are in more than one function, and names each call
 # with its file, line and function.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 SRCDIR" >&2; exit 2; }
 sites=$(for f in "$1"/*.c "$1"/*.h; do
-	awk -v file="$(basename "$f")" '
+	awk -f "$here/strip-comments.awk" "$f" | awk -v file="$(basename "$f")" '
 		{
-			line = $0
-			out = ""
-			while (line != "") {
-				if (incomment) {
-					i = index(line, "*/")
-					if (!i) { line = ""; break }
-					line = substr(line, i + 2)
-					incomment = 0
-					continue
-				}
-				i = index(line, "/*")
-				if (!i) { out = out line; break }
-				out = out substr(line, 1, i - 1)
-				line = substr(line, i + 2)
-				incomment = 1
-			}
+			out = $0
 			sub(/\/\/.*/, "", out)
 			# A definition starts at column 0 and is not a declaration:
 			# the function is the name before its parameter list.
@@ -38,7 +24,7 @@ sites=$(for f in "$1"/*.c "$1"/*.h; do
 			}
 			if (out ~ /(^|[^A-Za-z0-9_.>])(recv|recvfrom|recvmsg|recvmmsg)[ \t]*\(/)
 				print file ":" FNR ": in " fn
-		}' "$f"
+		}'
 done)
 funcs=$(awk '{ print $1, $NF }' <<<"$sites" | sed 's/:[0-9]*:/:/' | sort -u)
 echo "receive system calls in src/:"
