@@ -96,7 +96,11 @@ static void exec_named_though_gone_when_handled(void **state)
 	setup_state(&st);
 	proc_info_prefetch(&st, ev, 2);
 	end(pid); /* gone before the batch's exec is handled */
-	assert_memory_equal(cmdline_after(&st, &ev[1]), "sleep\0" "60\0" "0.1", 13);
+	assert_memory_equal(cmdline_after(&st, &ev[1]),
+			    "sleep\0"
+			    "60\0"
+			    "0.1",
+			    13);
 	proc_info_free(&st);
 }
 
@@ -110,7 +114,11 @@ static void exec_outside_the_batch_read_when_handled(void **state)
 	setup_state(&st);
 	proc_info_prefetch(&st, batch, 1);
 	/* Not one of the batch's events: read now, while it lives. */
-	assert_memory_equal(cmdline_after(&st, &ev), "sleep\0" "60\0" "0.2", 13);
+	assert_memory_equal(cmdline_after(&st, &ev),
+			    "sleep\0"
+			    "60\0"
+			    "0.2",
+			    13);
 	end(pid);
 	proc_info_free(&st);
 }
@@ -127,7 +135,11 @@ static void exec_followed_by_another_exec_unnamed(void **state)
 	end(pid);
 	/* /proc shows the second program: the first exec is not given it. */
 	assert_string_equal(cmdline_after(&st, &ev[0]), "");
-	assert_memory_equal(cmdline_after(&st, &ev[1]), "sleep\0" "60\0" "0.3", 13);
+	assert_memory_equal(cmdline_after(&st, &ev[1]),
+			    "sleep\0"
+			    "60\0"
+			    "0.3",
+			    13);
 	proc_info_free(&st);
 }
 

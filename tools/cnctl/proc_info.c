@@ -414,8 +414,8 @@ static int superseded(const struct cn_proc_event *ev, int i, int n)
 	pid_t tgid = ev[i].tgid;
 
 	for (int j = i + 1; j < n; j++)
-		if (ev[j].tgid == tgid &&
-		    (ev[j].what == CN_PROC_EXEC || (ev[j].what == CN_PROC_EXIT && ev[j].pid == tgid)))
+		if (ev[j].tgid == tgid && (ev[j].what == CN_PROC_EXEC ||
+					   (ev[j].what == CN_PROC_EXIT && ev[j].pid == tgid)))
 			return 1;
 	return 0;
 }
