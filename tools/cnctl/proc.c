@@ -34,7 +34,6 @@
 #include "common.h"
 #include "proc.h"
 
-#define PROC_BATCH	       64	  /* events (and datagrams) per receive call */
 #define PROC_STDOUT_BUF	       (1u << 20) /* stdout buffer: flushed when idle or full */
 #define PROC_LISTEN_TIMEOUT_MS 2000	  /* wait for the kernel's LISTEN ack */
 #define PROC_FLUSH_MS	       100	  /* flush at least this often while events stream */
@@ -362,7 +361,8 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 		old = old_comm;
 	}
 	/* First what must be read while the process lives: an exec's
-	 * command line (a short-lived one may be gone a millisecond later). */
+	 * command line (prefetched with the batch: a short-lived process may
+	 * be gone a millisecond later). */
 	p = proc_info_event(st, ev);
 	/* The tracker judges a gap itself: one an overrun's resync has
 	 * repaired already asks for no second rescan. */
@@ -455,9 +455,10 @@ static int64_t read_wait(struct proc_state *st, int64_t deadline, int64_t last_f
 /*
  * Read, print, repeat. The read blocks until events come (no poll before
  * it: one system call a wakeup) and takes what is queued, up to PROC_BATCH
- * events (cn_proc_recv_batch). There is no nap between reads: a process
- * that lives a millisecond is still in /proc when its exec is read, so its
- * command line is shown. Output to a terminal is written at once, to a
+ * events (cn_proc_recv_batch). There is no nap between reads, and the
+ * command lines of a batch's execs are read before its events are handled
+ * (proc_info_prefetch): a process that lives a millisecond is still in
+ * /proc when its exec is read, so its command line is shown. Output to a terminal is written at once, to a
  * file or a pipe at least every PROC_FLUSH_MS while events stream: a read
  * waits at most until output, a rescan or the --timeout is due
  * (read_wait, computed before each read that may block), else
@@ -500,6 +501,7 @@ static int run(struct proc_state *st)
 		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, flags);
 		flags = 0;
 		if (n > 0) {
+			proc_info_prefetch(st, ev, n);
 			for (int i = 0; i < n; i++)
 				if (handle_event(st, &ev[i]))
 					return flushed(flush_out());

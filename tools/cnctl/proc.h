@@ -100,11 +100,23 @@ struct proc_info {
 /* Each file's own part of a run's state; the others reach it only through
  * that file's functions below. */
 
+#define PROC_BATCH 64 /* events (and datagrams) per receive call */
+
+/* proc_info.c: the command lines of one batch's execs, read before its
+ * events are handled (proc_info_prefetch); cmd[i] belongs to ev[i]. */
+struct proc_info_prefetch {
+	const struct cn_proc_event *ev; /* the batch; NULL: none */
+	int n;
+	unsigned char read[PROC_BATCH]; /* cmd[i] is what /proc gave (NULL: none) */
+	struct proc_cmdline *cmd[PROC_BATCH];
+};
+
 /* proc_info.c: one entry per process, open addressing on the tgid. */
 struct proc_info_table {
 	struct proc_info *slot;
 	uint32_t mask, used;
 	uint32_t followed; /* entries with PROC_INFO_FOLLOWED */
+	struct proc_info_prefetch pre;
 };
 
 /* proc_line.c: the clocks and the terminal a line is printed for. */
@@ -173,6 +185,12 @@ void proc_info_vanished(struct proc_state *st, const struct cn_proc_entry *e);
 void proc_info_drop_vanished(struct proc_state *st);
 /* A task the tracker found running after a loss (its start was lost). */
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
+/* Before the n events of a batch are handled one by one: read the command
+ * line of each exec among them now, while the process is most likely to
+ * live (handling the events before it takes time); proc_info_event takes
+ * them. An exec that another exec or the exit of the same process follows
+ * in the batch gets none: its command line is already another's, or gone. */
+void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, int n);
 /* Update the table for ev (before it is printed); returns ev's process's
  * entry (NULL: unknown). */
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);

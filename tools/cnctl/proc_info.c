@@ -11,6 +11,7 @@
  * hash lookup. Processes running when cnctl started are read from /proc.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,9 +38,23 @@ static void cmd_put(struct proc_cmdline *c)
 		free(c);
 }
 
+/* Drop what the last batch's prefetch read and no exec took. */
+static void prefetch_clear(struct proc_info_prefetch *pre)
+{
+	for (int i = 0; i < pre->n; i++) {
+		cmd_put(pre->cmd[i]);
+		pre->cmd[i] = NULL;
+		pre->read[i] = 0;
+	}
+	pre->ev = NULL;
+	pre->n = 0;
+}
+
 void proc_info_free(struct proc_state *st)
 {
 	struct proc_info_table *it = &st->info;
+
+	prefetch_clear(&it->pre);
 
 	for (uint32_t i = 0; it->slot && i <= it->mask; i++)
 		if (it->slot[i].tgid)
@@ -393,9 +408,56 @@ static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_eve
 	return p;
 }
 
+/* Does an exec of the same process, or its end, follow ev[i] in the batch? */
+static int superseded(const struct cn_proc_event *ev, int i, int n)
+{
+	pid_t tgid = ev[i].tgid;
+
+	for (int j = i + 1; j < n; j++)
+		if (ev[j].tgid == tgid && (ev[j].what == CN_PROC_EXEC ||
+					   (ev[j].what == CN_PROC_EXIT && ev[j].pid == tgid)))
+			return 1;
+	return 0;
+}
+
+void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, int n)
+{
+	struct proc_info_prefetch *pre = &st->info.pre;
+
+	prefetch_clear(pre);
+	if (n > PROC_BATCH)
+		n = PROC_BATCH;
+	pre->ev = ev;
+	pre->n = n;
+	for (int i = 0; i < n; i++) {
+		if (ev[i].what != CN_PROC_EXEC)
+			continue;
+		pre->read[i] = 1;
+		if (!superseded(ev, i, n))
+			pre->cmd[i] = read_cmdline(ev[i].tgid);
+	}
+}
+
+/* The command line prefetched for exec event ev: 1 and *cmd (a reference
+ * handed over, NULL: none to be had), or 0: not prefetched, read it now. */
+static int prefetched(struct proc_state *st, const struct cn_proc_event *ev,
+		      struct proc_cmdline **cmd)
+{
+	struct proc_info_prefetch *pre = &st->info.pre;
+	ptrdiff_t i = pre->ev ? ev - pre->ev : -1;
+
+	if (i < 0 || i >= pre->n || !pre->read[i])
+		return 0;
+	*cmd = pre->cmd[i];
+	pre->cmd[i] = NULL;
+	pre->read[i] = 0;
+	return 1;
+}
+
 static struct proc_info *on_exec(struct proc_state *st, const struct cn_proc_event *ev)
 {
 	struct proc_info *p = proc_info_find(st, ev->tgid);
+	struct proc_cmdline *cmd;
 
 	if (!p) {
 		p = info_add(st, ev->tgid);
@@ -412,6 +474,10 @@ static struct proc_info *on_exec(struct proc_state *st, const struct cn_proc_eve
 	cmd_put(p->cmd);
 	p->cmd = NULL;
 	p->flags &= ~(uint32_t)PROC_INFO_CMD_TRIED;
+	if (prefetched(st, ev, &cmd)) {
+		p->cmd = cmd;
+		p->flags |= PROC_INFO_CMD_TRIED;
+	}
 	complete(st, p);
 	/* A shell puts a job in its group between fork and exec: read it
 	 * again (kept as it was when the process is gone already). */
