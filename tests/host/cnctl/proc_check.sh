@@ -424,7 +424,7 @@ systemd_unit)
 	# it, and its command line writes JSON lines (what the journal gets).
 	unit=${3:?unit file}
 	sed "s|^ExecStart=[^ ]*|ExecStart=$CNCTL|" "$unit" >"$dir/cnctl-proc.service"
-	command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze (scripts/install-deps test)"
 	systemd-analyze verify --man=no "$dir/cnctl-proc.service" || fail "systemd-analyze verify"
 	args=$(sed -n 's/^ExecStart=[^ ]* proc //p' "$unit")
 	[ -n "$args" ] || fail "no 'cnctl proc' in ExecStart"
