@@ -458,11 +458,11 @@ static int64_t read_wait(struct proc_state *st, int64_t deadline, int64_t last_f
  * events (cn_proc_recv_batch). There is no nap between reads, and the
  * command lines of a batch's execs are read before its events are handled
  * (proc_info_prefetch): a process that lives a millisecond is still in
- * /proc when its exec is read, so its command line is shown. Output to a terminal is written at once, to a
- * file or a pipe at least every PROC_FLUSH_MS while events stream: a read
- * waits at most until output, a rescan or the --timeout is due
- * (read_wait, computed before each read that may block), else
- * PROC_IDLE_WAIT_MS. The read after a full batch or an overrun, when more
+ * /proc when its exec is read, so its command line is shown. Output to a
+ * terminal is written at once, to a file or a pipe at least every
+ * PROC_FLUSH_MS while events stream: a read waits at most until output, a
+ * rescan or the --timeout is due (read_wait, computed before each read
+ * that may block), else PROC_IDLE_WAIT_MS. The read after a full batch or an overrun, when more
  * is likely queued, does not block: if the socket was drained after all,
  * the wait is computed first (one set at the last drain may be far longer
  * than what is due now).

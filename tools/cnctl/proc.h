@@ -103,11 +103,11 @@ struct proc_info {
 #define PROC_BATCH 64 /* events (and datagrams) per receive call */
 
 /* proc_info.c: the command lines of one batch's execs, read before its
- * events are handled (proc_info_prefetch); cmd[i] belongs to ev[i]. */
+ * events are handled (proc_info_prefetch); cmd[i] belongs to ev[i] (NULL:
+ * not an exec, none to be had, or taken already). */
 struct proc_info_prefetch {
 	const struct cn_proc_event *ev; /* the batch; NULL: none */
 	int n;
-	unsigned char read[PROC_BATCH]; /* cmd[i] is what /proc gave (NULL: none) */
 	struct proc_cmdline *cmd[PROC_BATCH];
 };
 

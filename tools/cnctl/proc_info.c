@@ -44,7 +44,6 @@ static void prefetch_clear(struct proc_info_prefetch *pre)
 	for (int i = 0; i < pre->n; i++) {
 		cmd_put(pre->cmd[i]);
 		pre->cmd[i] = NULL;
-		pre->read[i] = 0;
 	}
 	pre->ev = NULL;
 	pre->n = 0;
@@ -430,10 +429,7 @@ void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, i
 	pre->ev = ev;
 	pre->n = n;
 	for (int i = 0; i < n; i++) {
-		if (ev[i].what != CN_PROC_EXEC)
-			continue;
-		pre->read[i] = 1;
-		if (!superseded(ev, i, n))
+		if (ev[i].what == CN_PROC_EXEC && !superseded(ev, i, n))
 			pre->cmd[i] = read_cmdline(ev[i].tgid);
 	}
 }
@@ -446,11 +442,10 @@ static int prefetched(struct proc_state *st, const struct cn_proc_event *ev,
 	struct proc_info_prefetch *pre = &st->info.pre;
 	ptrdiff_t i = pre->ev ? ev - pre->ev : -1;
 
-	if (i < 0 || i >= pre->n || !pre->read[i])
+	if (i < 0 || i >= pre->n)
 		return 0;
 	*cmd = pre->cmd[i];
 	pre->cmd[i] = NULL;
-	pre->read[i] = 0;
 	return 1;
 }
 
