@@ -19,8 +19,8 @@
 #endif
 
 /* /proc/net/netlink, for kernels without SO_MEMINFO (before 4.12: older
- * than those libcn supports, kept for those still run; README, "Kernels"):
- * one line per netlink socket of the reader's network namespace, found by
+ * than those libcn supports, kept for those still run; docs/INSTALL.md,
+ * "Kernels"): one line per netlink socket of the reader's network namespace, found by
  * its inode. Linear in the sockets of the machine, and a socket created or
  * closed during the read can make the kernel's walk (by position) skip a
  * line: -ENOENT then. */
