@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * bench/drops.c - cn_drops against the way it read the counter before
- * (issue 24): the socket's line in /proc/net/netlink, found by inode, the
+ * bench/drops.c - cn_drops against the way it read the counter before:
+ * the socket's line in /proc/net/netlink, found by inode, the
  * baseline here. Side by side in one run, with 0 to 8,000 other netlink
  * sockets open in this process and, for the last size, a child closing and
  * opening 1,000 more all the time. Prints per size the median ns per call

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * cbus_bench.c - guest side of bench/cbus/run (issue 5, case 4), run as root
+ * cbus_bench.c - guest side of bench/cbus/run (bench/run's case 4), run as root
  * inside the VM with cnbus.ko and cnbus_test.ko (period_ms=0) loaded.
  *
  * 1. cost of a CBUS insert vs a direct send, measured in the kernel:
