@@ -44,10 +44,14 @@ n=0
 for f in "$SRC"/kmod/*.c "$SRC"/kmod/*.h "$SRC"/tests/vm/w1/*.c; do
 	case "$f" in *.mod.c) continue ;; esac
 	n=$((n + 1))
+	# checkpatch exits 0 only for a file with no report; any other status
+	# fails, also one without a line (perl or the script died).
+	st=0
 	out=$(cd "$(dirname "$f")" && perl "$CHECKPATCH" --strict --no-tree --no-summary --terse \
-		-f "$(basename "$f")" 2>&1) || true
-	if [ -n "$out" ]; then
-		echo "$out"
+		-f "$(basename "$f")" 2>&1) || st=$?
+	if [ -n "$out" ] || [ "$st" != 0 ]; then
+		[ -z "$out" ] || echo "$out"
+		echo "$f: checkpatch exited with status $st"
 		rc=1
 	fi
 done
