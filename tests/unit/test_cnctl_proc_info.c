@@ -161,19 +161,31 @@ static void exec_followed_by_its_exit_unnamed(void **state)
 }
 
 /* What a batch read and no exec took is released by the next batch and at
- * the end (the leak checkers of the ASan and valgrind runs watch). */
+ * the end: the test holds a reference of its own to each batch's command
+ * line and sees the batch's reference go. */
 static void unused_prefetch_released(void **state)
 {
 	struct proc_state st;
 	pid_t pid = start_sleeper("0.5");
 	struct cn_proc_event ev[1] = { exec_of(pid) };
+	struct proc_cmdline *first, *second;
 
 	(void)state;
 	setup_state(&st);
 	proc_info_prefetch(&st, ev, 1);
+	first = st.info.pre.cmd[0];
+	assert_non_null(first);
+	first->refs++;
 	proc_info_prefetch(&st, ev, 1);
+	assert_int_equal(first->refs, 1);
+	second = st.info.pre.cmd[0];
+	assert_non_null(second);
+	second->refs++;
 	end(pid);
 	proc_info_free(&st);
+	assert_int_equal(second->refs, 1);
+	free(first);
+	free(second);
 }
 
 int main(void)
