@@ -46,8 +46,8 @@ static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *dat
 		/* The common request: small, to the kernel, on a socket
 		 * connected to it. Copying it into one buffer for send() is
 		 * cheaper than the kernel's work for sendmsg with an address
-		 * and three iovecs (bench/sysforms.c: the raw request loop with
-		 * that form runs at 0.81-0.96x of the same loop with send). */
+		 * and three iovecs (bench/sysforms.c compares the two forms;
+		 * docs/PERFORMANCE.md). */
 		union {
 			struct nlmsghdr h;
 			uint8_t b[CN_SEND_COPY_MAX];

@@ -78,8 +78,8 @@ static inline uint32_t cn__rx_pktinfo_group(struct msghdr *h, uint32_t nl_groups
  * into the slots, replacing what was there, the cursor at the first; waits
  * for the first unless flags has CN_RECV_DONTWAIT. Counts the call and the
  * datagrams; an overrun is counted and returned as -ENOBUFS. Returns the
- * count or -errno. Inline: a proc event read one per call costs about 1%
- * less CPU without the call (docs/PERFORMANCE.md).
+ * count or -errno. Inline: it is the one call on every event's path
+ * (docs/PERFORMANCE.md has what that saves).
  */
 CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 {
