@@ -245,7 +245,8 @@ static void field_name(char *name, const char *parent, const char *key, size_t n
 	size_t k = 0;
 
 	if (parent[0]) {
-		k = strlen(parent);
+		k = strlen(parent); /* at most FIELD_MAX: made here too */
+		memcpy(name, parent, k);
 		name[k++] = '_';
 	}
 	for (size_t i = 0; i < n && k < FIELD_MAX; i++) {
@@ -255,7 +256,7 @@ static void field_name(char *name, const char *parent, const char *key, size_t n
 			    : (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c
 									       : '_';
 	}
-	name[k] = '\0';
+	name[k < FIELD_MAX ? k : FIELD_MAX] = '\0';
 }
 
 static int is_loss_key(const char *key, size_t n)
