@@ -62,15 +62,12 @@ fail() {
 	exit 1
 }
 
-# await CMD...: until CMD succeeds (cnctl and journald alive), or fail.
-await() {
-	local start=$SECONDS
-	until "$@"; do
-		kill -0 "$jd" 2>/dev/null || fail "journald exited"
-		[ -n "$cn" ] && ! kill -0 "$cn" 2>/dev/null && fail "cnctl exited before: $*"
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "not after ${DEADLINE}s: $*"
-		sleep 0.1
-	done
+await() { # await CMD...: until CMD succeeds while journald or cnctl run, or fail
+	await_cmd "$DEADLINE" "$jd $cn" "$@"
+	case $? in
+	1) fail "journald or cnctl exited before: $*" ;;
+	2) fail "not after ${DEADLINE}s: $*" ;;
+	esac
 }
 
 # A private journald: its runtime directory, sockets and config on tmpfs,

@@ -39,14 +39,12 @@ fail() {
 	exit 1
 }
 
-await() { # await CMD...: until CMD succeeds, cnctl and node_exporter alive
-	local start=$SECONDS
-	until "$@"; do
-		kill -0 "$ne" 2>/dev/null || fail "node_exporter exited"
-		[ -n "$cn" ] && ! kill -0 "$cn" 2>/dev/null && fail "cnctl exited before: $*"
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "not after ${DEADLINE}s: $*"
-		sleep 0.1
-	done
+await() { # await CMD...: until CMD succeeds while node_exporter or cnctl run, or fail
+	await_cmd "$DEADLINE" "$ne $cn" "$@"
+	case $? in
+	1) fail "node_exporter or cnctl exited before: $*" ;;
+	2) fail "not after ${DEADLINE}s: $*" ;;
+	esac
 }
 
 mkdir "$dir/textfile" "$dir/run"
