@@ -176,6 +176,7 @@ struct proc_journal {
 	uint64_t sent, lost; /* entries handed to journald, or not */
 	uint64_t unreported; /* lost, not told in the journal yet */
 	int last_err;	     /* errno of the last entry lost */
+	int stopping;	     /* a stop signal came: sends wait a bounded time */
 };
 
 /* A run of `cnctl proc` (proc.c): what every file reads, and each file's part. */

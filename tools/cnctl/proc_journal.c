@@ -20,28 +20,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "proc.h"
 
-#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+#define JOURNAL_SOCKET	    "/run/systemd/journal/socket"
 /* Room for the largest entry: an exec's argv (PROC_ARGV_MAX bytes) twice,
  * as ARGV and in MESSAGE, escaped; the kernel caps a datagram at the
  * socket's send buffer, which journald's own clients raise the same way. */
-#define JOURNAL_SNDBUF (8u << 20)
+#define JOURNAL_SNDBUF	    (8u << 20)
+/* How long an entry may wait for journald once cnctl is stopping. */
+#define JOURNAL_STOP_WAIT_S 2
 
 static int send_entry(struct proc_journal *j, const char *buf, size_t len)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX, .sun_path = JOURNAL_SOCKET };
+	struct timeval stop_wait = { .tv_sec = JOURNAL_STOP_WAIT_S };
 
 	/* Unconnected, the address given each time: a restarted journald's
 	 * new socket is found by the next entry. */
 	for (;;) {
 		if (sendto(j->fd, buf, len, MSG_NOSIGNAL, (struct sockaddr *)&sa, sizeof(sa)) >= 0)
 			return 0;
-		if (errno != EINTR || cnctl_stop)
+		if (errno != EINTR)
 			return -errno;
+		/* Stopping while journald is behind: its last entries (the
+		 * summary) are still worth a wait, a bounded one (a journald
+		 * that hangs must not keep cnctl from exiting). */
+		if (cnctl_stop && !j->stopping) {
+			j->stopping = 1;
+			setsockopt(j->fd, SOL_SOCKET, SO_SNDTIMEO, &stop_wait, sizeof(stop_wait));
+		}
 	}
 }
 
@@ -54,10 +65,11 @@ static void report_lost(struct proc_journal *j)
 	if (!j->unreported)
 		return;
 	n = snprintf(line, sizeof(line),
-		     "{\"type\":\"journal_loss\",\"schema\":%d,\"message\":\"%llu entries could "
+		     "{\"type\":\"journal_loss\",\"schema\":%d,\"message\":\"%llu entr%s could "
 		     "not be handed to journald: %s\",\"lost_entries\":%llu,\"total_lost_entries\":"
 		     "%llu}",
-		     PROC_JSON_SCHEMA, (unsigned long long)j->unreported, strerror(j->last_err),
+		     PROC_JSON_SCHEMA, (unsigned long long)j->unreported,
+		     j->unreported == 1 ? "y" : "ies", strerror(j->last_err),
 		     (unsigned long long)j->unreported, (unsigned long long)j->lost);
 	if (proc_journal_entry(&j->entry, line, (size_t)n) < 0)
 		return;

@@ -17,6 +17,9 @@
 #            reach the journal whole: every event entry cnctl counted is
 #            there, none suppressed, the recipes read them
 #   overrun  a forced overrun is an entry at warning priority
+#   restart  journald stops and starts again while cnctl runs: the entries
+#            it could not take are counted, told in the journal at warning
+#            priority once it is back, and in --metrics
 # Exit: 0 pass, 1 fail, 77 skip (CI=true: a skip fails).
 set -u
 CNCTL=$1
@@ -224,6 +227,25 @@ overrun)
 	jq -e -s 'all(.[] | select(.TYPE == "event"); .PRIORITY == "6")' "$dir/cnctl.json" >/dev/null ||
 		fail "events not at info"
 	echo "ok: the overrun is at warning priority"
+	;;
+restart)
+	kill -TERM "$jd"
+	wait "$jd"
+	jd=
+	for i in $(seq 20); do /bin/true; done # 60 events journald cannot take
+	"$JOURNALD" >>"$dir/journald.log" 2>&1 &
+	jd=$!
+	# Events until one goes through: then cnctl tells what was lost.
+	told() { /bin/true; journal | jq -e -s 'any(.[]; .TYPE == "journal_loss")' >/dev/null; }
+	await told
+	finish
+	journalctl -u cnctl-proc -p warning -o cat | grep 'handed to journald' | head -n 3
+	lost=$(jq -r -s '[.[] | select(.TYPE == "journal_loss" and .PRIORITY == "4") | .LOST_ENTRIES | tonumber] | add // 0' "$dir/cnctl.json")
+	counted=$(sed -n 's/^cnctl_proc_events_lost_total{source="journal"} //p' "$dir/cnctl-proc.prom")
+	echo "journal_loss entries: $lost entries lost; --metrics: $counted"
+	[ "$lost" -gt 0 ] || fail "no entry lost while journald was stopped?"
+	[ "$lost" = "$counted" ] || fail "the journal was told $lost lost entries, --metrics counts $counted"
+	echo "ok: the entries journald could not take were counted and told"
 	;;
 *)
 	fail "unknown case $CASE"
