@@ -25,3 +25,19 @@ show_tail() {
 	done
 	return 0
 }
+
+# await_cmd SECONDS "PID..." CMD...: run CMD every 0.1 s until it succeeds.
+# Returns 0; 1 once one of the PIDs (space-separated) has ended (the
+# processes CMD waits on); 2 after SECONDS, a hang guard, not a sync.
+await_cmd() {
+	local secs=$1 pids=$2 start=$SECONDS p
+	shift 2
+	until "$@"; do
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null || return 1
+		done
+		[ $((SECONDS - start)) -ge "$secs" ] && return 2
+		sleep 0.1
+	done
+	return 0
+}

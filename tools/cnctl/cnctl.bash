@@ -66,7 +66,7 @@ _cnctl()
 		mapfile -t COMPREPLY < <(compgen -W "500ms 1s 5s 30s 1m 10m 1h 1d" -- "$cur")
 		return
 		;;
-	--file | -f)
+	--file | -f | --metrics)
 		_filedir
 		return
 		;;

@@ -99,6 +99,8 @@ enum cnctl_cmd_id {
 
 /* getopt_long's value for options without a short letter (above any char). */
 #define CNCTL_OPT_VERSION 0x100
+#define CNCTL_OPT_JOURNAL 0x101 /* proc --journal */
+#define CNCTL_OPT_METRICS 0x102 /* proc --metrics FILE */
 
 /* One subcommand's getopt_long tables, derived from option_table.c's table. */
 struct cnctl_getopt {

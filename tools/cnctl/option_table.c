@@ -68,6 +68,9 @@ static const struct cnctl_option options[] = {
 	{ "threads", no_argument, 'W', PROC },
 	{ "extra", no_argument, 'x', PROC },
 	{ "prompt", no_argument, 'L', PROC },
+	/* cnctl proc's outputs for a service (proc_journal.c, proc_metrics.c) */
+	{ "journal", no_argument, CNCTL_OPT_JOURNAL, PROC },
+	{ "metrics", required_argument, CNCTL_OPT_METRICS, PROC },
 	{ "version", no_argument, CNCTL_OPT_VERSION, ALL },
 };
 

@@ -45,7 +45,8 @@
 static void proc_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: cnctl proc [--json] [--events LIST] [--stats] [--count N]\n"
+		"Usage: cnctl proc [--json|--journal] [--metrics FILE] [--events LIST]\n"
+		"                  [--stats] [--count N]\n"
 		"                  [--pid PID [--tree]] [--pgrp PGID] [--uid UID|--user NAME]\n"
 		"                  [--comm GLOB] [--no-threads] [--extra]\n"
 		"                  [--timeout DURATION] [--time clock|iso|mono]\n"
@@ -74,6 +75,14 @@ static void proc_usage(FILE *f)
 		"                       \"type\" key tells them apart, \"schema\" is the\n"
 		"                       schema's version; every key: cnctl(1), section\n"
 		"                       JSON output of proc\n"
+		"      --journal        each of those objects as a native journal entry\n"
+		"                       (stdout is not used): its keys as fields in upper\n"
+		"                       case (EVENT=exec), a readable MESSAGE, PRIORITY\n"
+		"                       warning for loss, err for errors; entries journald\n"
+		"                       did not take are counted and reported\n"
+		"      --metrics FILE   loss counters for node_exporter's textfile\n"
+		"                       collector (FILE ending in .prom), rewritten\n"
+		"                       atomically every 5 seconds and at exit\n"
 		"  -e, --events LIST    only these event types, comma-separated: fork (new\n"
 		"                       processes), clone (new threads), exec, uid, gid,\n"
 		"                       sid, ptrace, comm, coredump, exit, nonzero_exit\n"
@@ -264,6 +273,16 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 						       "invalid --time value '%s': expected "
 						       "clock, iso or mono",
 						       optarg);
+			break;
+		case CNCTL_OPT_JOURNAL:
+			o->journal = 1;
+			o->common.json = 1; /* the objects the entries are made of */
+			break;
+		case CNCTL_OPT_METRICS:
+			if (!optarg[0])
+				return cnctl_usage_err("proc",
+						       "invalid --metrics value '': no file");
+			o->metrics = optarg;
 			break;
 		case 'c':
 			color = optarg;
@@ -501,6 +520,7 @@ static int run(struct proc_state *st)
 		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, flags);
 		flags = 0;
 		if (n > 0) {
+			st->events_read += (uint64_t)n;
 			proc_info_prefetch(st, ev, n);
 			for (int i = 0; i < n; i++)
 				if (handle_event(st, &ev[i]))
@@ -529,6 +549,7 @@ static int run(struct proc_state *st)
 					return flushed(r);
 				last_flush = now;
 				proc_loss_report(st, 0);
+				proc_metrics_tick(st);
 			}
 			if (deadline >= 0 && cnctl_now_ms() >= deadline)
 				break;
@@ -545,6 +566,7 @@ static int run(struct proc_state *st)
 			continue;
 		}
 		proc_loss_report(st, 0);
+		proc_metrics_tick(st);
 		if (__fpending(stdout) && (eager || now - last_flush >= PROC_FLUSH_MS)) {
 			r = flush_out();
 			if (r)
@@ -576,6 +598,13 @@ int cnctl_proc(int argc, char **argv)
 	if (r)
 		return r < 0 ? CNCTL_EXIT_OK : r;
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	if (o.journal) {
+		r = proc_journal_open(&st, outbuf, sizeof(outbuf));
+		if (r < 0) {
+			cnctl_err("journal socket: %s", strerror(-r));
+			return CNCTL_EXIT_ERROR;
+		}
+	}
 	r = cnctl_install_signals();
 	if (r)
 		return r;
@@ -647,6 +676,7 @@ int cnctl_proc(int argc, char **argv)
 			     o.events ? o.events : "all", how);
 	}
 
+	proc_metrics_tick(&st); /* the file exists from the start */
 	ret = run(&st);
 
 	cn_proc_ignore(st.s);
@@ -680,6 +710,8 @@ out:
 		if (fflush(stdout) != 0 && ret == CNCTL_EXIT_OK)
 			ret = CNCTL_EXIT_ERROR;
 	}
+	proc_journal_close(&st);
+	proc_metrics_final(&st);
 	proc_info_free(&st);
 	proc_stats_free(&st);
 	cn_proc_tracker_free(st.t);

@@ -66,8 +66,10 @@ struct proc_opts {
 	int need_uid;	    /* user_column or uid_set: track every process's uid */
 	int64_t timeout_ms; /* --timeout; < 0: none */
 	enum proc_time_fmt time_fmt;
-	int color; /* decided from --color and the terminal */
-	int stats; /* --stats */
+	int color;	     /* decided from --color and the terminal */
+	int stats;	     /* --stats */
+	int journal;	     /* --journal: native journal entries, not stdout */
+	const char *metrics; /* --metrics FILE; NULL: none */
 };
 
 /* A command line shared by a process and the children running it. */
@@ -158,19 +160,44 @@ struct proc_cmd_table {
 	struct proc_cmd_stats other; /* commands beyond the table's bound */
 };
 
+/* proc_journal_fields.c: one native journal entry being built. */
+struct proc_journal_entry {
+	char *buf;
+	size_t len, cap;
+};
+
+/* proc_journal.c: the stream stdout is swapped for, and what was lost. */
+struct proc_journal {
+	int fd;		   /* datagram socket to journald */
+	FILE *real_stdout; /* NULL: --journal not in use */
+	char *part;	   /* a line not complete yet */
+	size_t part_len, part_cap;
+	struct proc_journal_entry entry;
+	uint64_t sent, lost; /* entries handed to journald, or not */
+	uint64_t unreported; /* lost, not told in the journal yet */
+	int last_err;	     /* errno of the last entry lost */
+	int stopping;	     /* a stop signal came: sends wait a bounded time */
+};
+
 /* A run of `cnctl proc` (proc.c): what every file reads, and each file's part. */
 struct proc_state {
 	const struct proc_opts *o;
 	struct cn_sock *s;
 	struct cn_proc_tracker *t;
 	uint64_t printed;
-	int kernel_filter; /* the kernel filters: per-CPU gaps not tracked */
+	uint64_t events_read; /* every event received, before the filters */
+	int kernel_filter;    /* the kernel filters: per-CPU gaps not tracked */
 
 	struct proc_info_table info;
 	struct proc_line_state line;
 	struct proc_user_cache user;
 	struct proc_loss loss;
 	struct proc_cmd_table cmds;
+	struct proc_journal journal;
+	int64_t metrics_last_ms; /* proc_metrics.c: the last write */
+	int metrics_failed;
+	uint64_t final_drops; /* the kernel's drops as the summary said them */
+	int have_final_drops;
 };
 
 /* proc_info.c */
@@ -264,5 +291,23 @@ void proc_json_head(FILE *f, const char *type);
  * object on stdout (and on stderr too when that is a terminal). */
 void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* proc_journal.c */
+/* Swap stdout for a stream that sends each line to journald as a native
+ * entry (buf: its buffer). 0, or -errno. */
+int proc_journal_open(struct proc_state *st, char *buf, size_t size);
+/* Send what is left, report entries lost, give stdout back. */
+void proc_journal_close(struct proc_state *st);
+
+/* proc_journal_fields.c */
+/* The native entry for one JSON line of cnctl's (without its newline):
+ * fields named after its keys, MESSAGE, PRIORITY. 0, or -ENOMEM. */
+int proc_journal_entry(struct proc_journal_entry *e, const char *json, size_t len);
+
+/* proc_metrics.c */
+/* Write --metrics's file when its interval has passed (and at start). */
+void proc_metrics_tick(struct proc_state *st);
+/* The last write, at exit: the summary's numbers. */
+void proc_metrics_final(struct proc_state *st);
 
 #endif /* CNCTL_PROC_H */

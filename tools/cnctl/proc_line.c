@@ -553,11 +553,62 @@ static void print_json(FILE *f, struct proc_state *st, const struct cn_proc_even
 	fputs_unlocked("}\n", f);
 }
 
+/* Room for a table line: a command line of PROC_ARGV_MAX bytes, each
+ * control byte shown as \xNN, and the columns. */
+#define JOURNAL_TEXT_MAX (PROC_ARGV_MAX * 4 + 512)
+
+/* --journal: the JSON line with the table's line as its "message" (the
+ * entry's MESSAGE: proc_journal_fields.c), without the time column (the
+ * journal has its own) and with the columns' padding squeezed. */
+static void print_journal(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
+			  const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+			  const struct proc_info *p, const char *old_comm)
+{
+	static char table[JOURNAL_TEXT_MAX], json[JOURNAL_TEXT_MAX * 2], text[JOURNAL_TEXT_MAX];
+	FILE *m = fmemopen(table, sizeof(table), "w");
+	FILE *j = fmemopen(json, sizeof(json), "w");
+	size_t n = 0, jl;
+	const char *s;
+
+	if (!m || !j) {
+		if (m)
+			fclose(m);
+		if (j)
+			fclose(j);
+		print_json(f, st, ev, e, pe, p, old_comm); /* without its message */
+		return;
+	}
+	print_table(m, st, ev, e, pe, p, old_comm);
+	print_json(j, st, ev, e, pe, p, old_comm);
+	fputc('\0', m);
+	fputc('\0', j);
+	fclose(m);
+	fclose(j);
+	table[sizeof(table) - 1] = json[sizeof(json) - 1] = '\0';
+	s = strchr(table, ' '); /* past the time */
+	for (s = s ? s : table; *s && *s != '\n'; s++)
+		if (*s != ' ' || (n && text[n - 1] != ' '))
+			text[n++] = *s;
+	while (n && text[n - 1] == ' ')
+		n--;
+	jl = strlen(json);
+	if (jl < 2 || strcmp(json + jl - 2, "}\n") != 0) {
+		fputs(json, f); /* cut short: the journal gets it as it is */
+		return;
+	}
+	fwrite(json, 1, jl - 2, f);
+	fputs(",\"message\":", f);
+	json_string(f, text, n);
+	fputs("}\n", f);
+}
+
 void proc_print_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
 		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 		      const struct proc_info *p, const char *old_comm)
 {
-	if (st->o->common.json)
+	if (st->o->journal)
+		print_journal(f, st, ev, e, pe, p, old_comm);
+	else if (st->o->common.json)
 		print_json(f, st, ev, e, pe, p, old_comm);
 	else
 		print_table(f, st, ev, e, pe, p, old_comm);

@@ -287,9 +287,13 @@ void proc_summary(struct proc_state *st)
 	uint64_t drops = 0;
 	int have_drops = cn_drops(st->s, &drops) == 0;
 
+	/* --metrics's last write says the same. */
+	st->final_drops = drops;
+	st->have_final_drops = have_drops;
 	if (st->o->common.json) {
 		proc_json_head(stdout, "summary");
-		fprintf(stdout, ",\"printed\":%llu,", (unsigned long long)st->printed);
+		fprintf(stdout, ",\"read\":%llu,\"printed\":%llu,",
+			(unsigned long long)st->events_read, (unsigned long long)st->printed);
 		if (st->kernel_filter)
 			fputs("\"gaps_tracked\":false", stdout);
 		else
