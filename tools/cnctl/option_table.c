@@ -68,6 +68,7 @@ static const struct cnctl_option options[] = {
 	{ "threads", no_argument, 'W', PROC },
 	{ "extra", no_argument, 'x', PROC },
 	{ "prompt", no_argument, 'L', PROC },
+	{ "ecs", no_argument, CNCTL_OPT_ECS, PROC },
 	{ "version", no_argument, CNCTL_OPT_VERSION, ALL },
 };
 
