@@ -396,6 +396,10 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 	e = cn_proc_tracker_event(st->t, ev);
 	if (ev->what == CN_PROC_FORK)
 		pe = cn_proc_tracker_find(st->t, ev->pid != ev->tgid ? ev->tgid : ev->parent_pid);
+	/* The process's entity id while its main thread's entry is there
+	 * (kept for the threads that outlive it, whether printed or not). */
+	if (o->common.json)
+		proc_entity_of(st, ev->tgid, ev->pid == ev->tgid ? e : NULL);
 	wanted = proc_wanted(st, ev, e, p, old);
 	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_VANISHED))
 		proc_stats_unvanished(st, e, wanted);

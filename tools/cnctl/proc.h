@@ -107,6 +107,9 @@ struct proc_info {
 	uid_t ruid;	  /* real: who ran a setuid program */
 	pid_t pgrp;
 	struct proc_cmdline *cmd;
+	/* Its entity id (proc_entity_of), kept for the threads that end after
+	 * its main thread, whose tracker entry goes with it; "": not known. */
+	char entity_id[PROC_ENTITY_ID_SIZE];
 };
 
 /* Each file's own part of a run's state; the others reach it only through
@@ -249,6 +252,10 @@ void proc_entity_init(struct proc_state *st);
  * (may be NULL): 1 with out filled, 0 when its start is not known. */
 int proc_entity_id(const struct proc_state *st, const struct cn_proc_entry *proc,
 		   char out[PROC_ENTITY_ID_SIZE]);
+/* The entity id of process tgid, kept in its proc_info entry from the
+ * first time it is known; main: its main thread's tracker entry when the
+ * caller has it (NULL: looked up). NULL when not known. */
+const char *proc_entity_of(struct proc_state *st, pid_t tgid, const struct cn_proc_entry *main);
 
 /* proc_line.c */
 /* Read the clocks (the wall-clock offset of event times) and reset the caches. */

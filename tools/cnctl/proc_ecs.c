@@ -89,13 +89,14 @@ static void put_parent(FILE *f, struct proc_state *st, const struct cn_proc_even
 {
 	pid_t ppid = ev->parent_tgid ? ev->parent_tgid : e ? e->ppid : 0;
 	const struct cn_proc_entry *pp;
-	char id[PROC_ENTITY_ID_SIZE];
+	const char *id;
 
 	if (!ppid)
 		return;
 	pp = cn_proc_tracker_find(st->t, ppid);
 	fprintf(f, ",\"parent\":{\"pid\":%d", (int)ppid);
-	if (proc_entity_id(st, pp, id))
+	id = proc_entity_of(st, ppid, pp);
+	if (id)
 		fprintf(f, ",\"entity_id\":\"%s\"", id);
 	if (pp && pp->comm[0])
 		put_comm(f, "name", pp->comm);
@@ -124,7 +125,7 @@ void proc_ecs_event(FILE *f, struct proc_state *st, const struct cn_proc_event *
 	int thread = ev->pid != ev->tgid;
 	const struct cn_proc_entry *proc = thread ? cn_proc_tracker_find(st->t, ev->tgid) : e;
 	const char *action = cn_proc_what_name(ev->what);
-	char id[PROC_ENTITY_ID_SIZE];
+	const char *id = proc_entity_of(st, ev->tgid, thread ? NULL : e);
 
 	(void)pe;
 	(void)old_comm;
@@ -137,7 +138,7 @@ void proc_ecs_event(FILE *f, struct proc_state *st, const struct cn_proc_event *
 		"\"category\":[\"process\"],\"type\":[\"%s\"],\"action\":\"%s\"}",
 		event_type(ev), action);
 	fprintf(f, ",\"process\":{\"pid\":%d", (int)ev->tgid);
-	if (proc_entity_id(st, proc, id))
+	if (id)
 		fprintf(f, ",\"entity_id\":\"%s\"", id);
 	/* The process's name is its main thread's; a rename names the new. */
 	if (ev->what == CN_PROC_COMM && !thread)

@@ -55,3 +55,16 @@ int proc_entity_id(const struct proc_state *st, const struct cn_proc_entry *proc
 	snprintf(out, PROC_ENTITY_ID_SIZE, "%016llx", (unsigned long long)h);
 	return 1;
 }
+
+const char *proc_entity_of(struct proc_state *st, pid_t tgid, const struct cn_proc_entry *main)
+{
+	struct proc_info *p = proc_info_find(st, tgid);
+
+	if (!p)
+		return NULL;
+	if (p->entity_id[0])
+		return p->entity_id;
+	if (!main)
+		main = cn_proc_tracker_find(st->t, tgid);
+	return proc_entity_id(st, main, p->entity_id) ? p->entity_id : NULL;
+}

@@ -86,7 +86,7 @@ void proc_json_event(FILE *f, struct proc_state *st, const struct cn_proc_event 
 {
 	const char *name = cn_proc_what_name(ev->what);
 	int thread = ev->pid != ev->tgid;
-	char id[PROC_ENTITY_ID_SIZE];
+	const char *id;
 
 	if (ev->what == CN_PROC_FORK && thread)
 		name = "clone"; /* as the table says */
@@ -101,7 +101,8 @@ void proc_json_event(FILE *f, struct proc_state *st, const struct cn_proc_event 
 		(int)ev->pid);
 	if (thread)
 		fputs_unlocked(",\"thread\":true", f);
-	if (proc_entity_id(st, thread ? cn_proc_tracker_find(st->t, ev->tgid) : e, id))
+	id = proc_entity_of(st, ev->tgid, thread ? NULL : e);
+	if (id)
 		fprintf(f, ",\"entity_id\":\"%s\"", id);
 	if (e && e->comm[0] && ev->what != CN_PROC_COMM) {
 		fputs_unlocked(",\"comm\":", f);
@@ -118,7 +119,7 @@ void proc_json_event(FILE *f, struct proc_state *st, const struct cn_proc_event 
 			fputs_unlocked(",\"parent_comm\":", f);
 			json_string(f, pe->comm, sizeof(pe->comm));
 		}
-		if (!thread && proc_entity_id(st, cn_proc_tracker_find(st->t, ev->parent_tgid), id))
+		if (!thread && (id = proc_entity_of(st, ev->parent_tgid, NULL)))
 			fprintf(f, ",\"parent_entity_id\":\"%s\"", id);
 		break;
 	case CN_PROC_COREDUMP:
