@@ -281,6 +281,9 @@ size_t proc_line_width(const struct proc_opts *o, unsigned int cols);
 void proc_json_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
 		     const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 		     const struct proc_info *p, const char *old_comm);
+/* A command line's arguments as a JSON array, or joined: one JSON string
+ * of them separated by spaces; returns how many. */
+size_t proc_json_args(FILE *f, const struct proc_cmdline *c, int joined);
 /* Every other record of the stream (loss, summary, stats, messages) in
  * either JSON mode: proc_record_head opens it (type: "loss", ...; message:
  * its text, or NULL), the caller adds ,"key":value pairs of cnctl's own,

@@ -59,27 +59,12 @@ static void put_user(FILE *f, struct proc_state *st, const char *key, uid_t uid)
  * spaces, as /proc/PID/cmdline gives them). */
 static void put_args(FILE *f, const struct proc_cmdline *c)
 {
-	size_t count = 0;
+	size_t count;
 
-	fputs_unlocked(",\"args\":[", f);
-	for (size_t i = 0; i <= c->len; count++) {
-		size_t len = strlen(c->text + i);
-
-		if (i)
-			putc_unlocked(',', f);
-		json_string(f, c->text + i, len);
-		i += len + 1;
-	}
-	fprintf(f, "],\"args_count\":%zu,\"command_line\":\"", count);
-	for (size_t i = 0; i <= c->len;) {
-		size_t len = strlen(c->text + i);
-
-		if (i)
-			putc_unlocked(' ', f);
-		json_string_body(f, c->text + i, len);
-		i += len + 1;
-	}
-	putc_unlocked('"', f);
+	fputs_unlocked(",\"args\":", f);
+	count = proc_json_args(f, c, 0);
+	fprintf(f, ",\"args_count\":%zu,\"command_line\":", count);
+	proc_json_args(f, c, 1);
 }
 
 /* The parent: process.parent.pid (the event's, or for a thread's exit,

@@ -13,19 +13,31 @@
 
 #include "proc.h"
 
-/* "argv": the command line's arguments, "argv_truncated" when it was cut. */
-static void json_argv(FILE *f, const struct proc_cmdline *c)
+size_t proc_json_args(FILE *f, const struct proc_cmdline *c, int joined)
 {
-	fputs_unlocked(",\"argv\":[", f);
-	for (size_t i = 0; i <= c->len;) {
+	size_t count = 0;
+
+	putc_unlocked(joined ? '"' : '[', f);
+	for (size_t i = 0; i <= c->len; count++) {
 		size_t len = strlen(c->text + i);
 
 		if (i)
-			putc_unlocked(',', f);
-		json_string(f, c->text + i, len);
+			putc_unlocked(joined ? ' ' : ',', f);
+		if (joined)
+			json_string_body(f, c->text + i, len);
+		else
+			json_string(f, c->text + i, len);
 		i += len + 1;
 	}
-	putc_unlocked(']', f);
+	putc_unlocked(joined ? '"' : ']', f);
+	return count;
+}
+
+/* "argv": the command line's arguments, "argv_truncated" when it was cut. */
+static void json_argv(FILE *f, const struct proc_cmdline *c)
+{
+	fputs_unlocked(",\"argv\":", f);
+	proc_json_args(f, c, 0);
 	if (c->truncated)
 		fputs_unlocked(",\"argv_truncated\":true", f);
 }

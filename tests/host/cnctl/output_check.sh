@@ -27,60 +27,12 @@ HERE=$(dirname "$0")
 [ "$(id -u)" = 0 ] || skip "needs root (the proc connector, a setuid program run as nobody)"
 command -v python3 >/dev/null || skip "no python3"
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-output.XXXXXX") || exit 1
-cn=
+. "$HERE/proc_lib.sh"
 load=
-cleanup() {
-	[ -n "$cn" ] && kill -CONT "$cn" 2>/dev/null && kill -TERM "$cn" 2>/dev/null
-	[ -n "$load" ] && kill "$load" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$dir"
+stop_load() {
+	[ -z "$load" ] || kill "$load" 2>/dev/null
 }
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $1"
-	show_tail 15 "$dir/out" "$dir/err"
-	exit 1
-}
-
-# await FILE REGEX: until a line of FILE matches (cnctl alive), or fail.
-await() {
-	local start=$SECONDS
-	until grep -q -E -e "$2" "$1" 2>/dev/null; do
-		if [ -n "$cn" ] && ! kill -0 "$cn" 2>/dev/null; then
-			wait "$cn"
-			rc=$?
-			case $rc in 3 | 4) skip "$(tail -n 1 "$dir/err")" ;; esac
-			fail "cnctl exited ($rc) before '$2' appeared in $(basename "$1")"
-		fi
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no '$2' in $(basename "$1") after ${DEADLINE}s"
-		sleep 0.05
-	done
-}
-
-# start ARGS...: cnctl proc ARGS (--json or --ecs) in the background,
-# listening (its start record is in the stream).
-start() {
-	rm -f "$dir/out" "$dir/err"
-	"$CNCTL" proc "$@" >"$dir/out" 2>"$dir/err" &
-	cn=$!
-	await "$dir/out" '"type":"start"'
-}
-
-# finish: a marker process after the workload, then SIGINT once its exit
-# is in the stream (in every mode and schema the action, then the pid).
-finish() {
-	(exit 0) &
-	local m=$!
-	wait "$m"
-	await "$dir/out" "\"exit\".*[{,]\"pid\":$m[,}]"
-	kill -INT "$cn"
-	wait "$cn"
-	rc=$?
-	cn=
-	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
-}
+cleanup_more=stop_load
 
 # workload: what every schema check reads: an exit 3, a SIGKILL, a setuid
 # program run by nobody, a process whose threads start and end. Leaves
@@ -219,11 +171,7 @@ ecs_fields)
 	echo go | "$STORM" 400 >/dev/null
 	kill -CONT "$cn"
 	await "$dir/out" '"type":"loss"'
-	kill -INT "$cn"
-	wait "$cn"
-	rc=$?
-	cn=
-	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
+	interrupt
 	mv "$dir/out" "$dir/loss"
 	cat "$dir/ecs" "$dir/loss" >"$dir/out"
 	python3 "$HERE/ecs_check.py" "$HERE/ecs_fields.csv" "$HERE/ecs_event_values.csv" "$dir/out" ||

@@ -27,81 +27,14 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-proc.XXXXXX") || exit 1
-cn=
+. "$(dirname "$0")/proc_lib.sh"
 bindir=
 holder=
-cleanup() {
-	[ -n "$cn" ] && kill -CONT "$cn" 2>/dev/null && kill -TERM "$cn" 2>/dev/null
+remove_bindir_holder() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$dir"
 	[ -z "$bindir" ] || rm -rf "$bindir"
 }
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $1"
-	show_tail 15 "$dir/out" "$dir/err"
-	exit 1
-}
-
-# await FILE REGEX: until a line of FILE matches (cnctl alive), or fail.
-await() {
-	local start=$SECONDS
-	until grep -q -E -e "$2" "$1" 2>/dev/null; do
-		if [ -n "$cn" ] && ! kill -0 "$cn" 2>/dev/null; then
-			wait "$cn"
-			rc=$?
-			case $rc in 3 | 4)
-				[ "${CI:-}" = true ] || { echo "SKIP: $(tail -n 1 "$dir/err")"; exit 77; } ;;
-			esac
-			fail "cnctl exited ($rc) before '$2' appeared in $(basename "$1")"
-		fi
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no '$2' in $(basename "$1") after ${DEADLINE}s"
-		sleep 0.05
-	done
-}
-
-# await_comm PID NAME: until /proc/PID/comm reads NAME (it has exec'd).
-await_comm() {
-	local start=$SECONDS
-	until [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; do
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "$1 is not $2 after ${DEADLINE}s"
-		sleep 0.01
-	done
-}
-
-# start ARGS...: cnctl proc ARGS in the background, listening.
-start() {
-	# Gone first: the child truncates them only once it runs, and a
-	# previous run's 'listening' must not be taken for this one's.
-	rm -f "$dir/out" "$dir/err"
-	"$CNCTL" proc "$@" >"$dir/out" 2>"$dir/err" &
-	cn=$!
-	# With --json the message is an object on stdout.
-	case " $* " in
-	*" --json "*) await "$dir/out" '"type":"start".*listening for proc events' ;;
-	*) await "$dir/err" 'listening for proc events' ;;
-	esac
-}
-
-# finish: a marker process after everything else, then SIGINT once cnctl
-# printed the marker's exit (events of one socket come in order per CPU; the
-# marker is forked by this shell after the workload was reaped).
-finish() {
-	(exit 0) &
-	local m=$!
-	wait "$m"
-	# Anchored at the line's start: the exec line of this very grep (its
-	# command line holds the pattern) must not match.
-	await "$dir/out" "^[^ ]+ +exit +$m |^\{\"type\":\"event\",\"schema\":[0-9]+,\"action\":\"exit\",.*\"pid\":$m,\"thread_id\":$m,"
-	kill -INT "$cn"
-	wait "$cn"
-	rc=$?
-	cn=
-	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
-}
+cleanup_more=remove_bindir_holder
 
 # ended: cnctl ends by itself (--pid: its processes have exited) with
 # status 0 and its summary.
