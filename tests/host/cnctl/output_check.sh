@@ -77,15 +77,17 @@ closed_stdout)
 	;;
 reader_gone)
 	# `cnctl proc | head -1`: the shell's pipeline gets status 0 from
-	# cnctl in every mode, and nothing on stderr past its start (no
-	# summary claiming lines head never read, no error).
+	# cnctl in every mode, and nothing on stderr but its start and the
+	# loss it met while the reader was there (other work on the machine
+	# may overrun it): no summary claiming lines head never read, no
+	# error.
 	(while :; do /bin/true; done) &
 	load=$!
 	bad=
 	for mode in "" --json --ecs; do
 		timeout "$DEADLINE" "$CNCTL" proc $mode 2>"$dir/err" | head -n 1 >"$dir/out"
 		rc=${PIPESTATUS[0]}
-		grep -v "listening for proc events" "$dir/err" >"$dir/rest"
+		grep -v -e "listening for proc events" -e "lost events" "$dir/err" >"$dir/rest"
 		if [ "$rc" != 0 ] || [ ! -s "$dir/out" ] || [ -s "$dir/rest" ]; then
 			echo "cnctl proc $mode | head -1: exit $rc (expected 0), said: $(cat "$dir/rest")"
 			bad=1
