@@ -82,10 +82,10 @@ static const char *get(const char *name)
 static void test_event_fields(void **state)
 {
 	(void)state;
-	entry("{\"type\":\"event\",\"schema\":2,\"event\":\"exec\",\"pid\":42,\"thread\":true,"
+	entry("{\"type\":\"event\",\"schema\":3,\"action\":\"exec\",\"pid\":42,\"thread\":true,"
 	      "\"argv\":[\"sh\",\"-c\",\"echo \\\"a]\\\"\"],\"message\":\"exec 42 1 sh -c\"}");
 	assert_string_equal(get("TYPE"), "event");
-	assert_string_equal(get("EVENT"), "exec");
+	assert_string_equal(get("ACTION"), "exec");
 	assert_string_equal(get("PID"), "42");
 	assert_string_equal(get("THREAD"), "true");
 	/* The array as JSON has it, brackets in its strings and all. */

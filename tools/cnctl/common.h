@@ -73,6 +73,13 @@ int cnctl_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * or -1 if s is not one or is outside the bounds. */
 int cnctl_parse_duration(const char *s, int64_t *ms);
 
+/* Before anything opens a file: put /dev/null on each of the standard
+ * descriptors 0, 1, 2 that is closed, so that no socket takes its number
+ * (`cnctl proc >&-` wrote its lines into its own netlink socket). Opened
+ * against its use (stdout read-only), so that output to a closed stream
+ * still fails with EBADF. */
+void cnctl_reserve_stdio(void);
+
 /* Flush stdout at the end of a command that prints once. Returns
  * CNCTL_EXIT_OK, or CNCTL_EXIT_ERROR after a one-line error. */
 int cnctl_finish_output(void);
@@ -82,6 +89,8 @@ int cnctl_finish_output(void);
  * through and every byte of invalid UTF-8 becomes U+FFFD, so the output is
  * always valid JSON (and safe on a terminal). */
 void json_string(FILE *f, const char *s, size_t n);
+/* The same without the quotes: a part of a longer string. */
+void json_string_body(FILE *f, const char *s, size_t n);
 
 /* ---- option_table.c: the one table of every subcommand's options ---- */
 
@@ -95,12 +104,13 @@ enum cnctl_cmd_id {
 	CNCTL_CMD_KMOD,
 };
 
-#define CNCTL_MAX_OPTIONS 40
+#define CNCTL_MAX_OPTIONS 48
 
 /* getopt_long's value for options without a short letter (above any char). */
 #define CNCTL_OPT_VERSION 0x100
 #define CNCTL_OPT_JOURNAL 0x101 /* proc --journal */
 #define CNCTL_OPT_METRICS 0x102 /* proc --metrics FILE */
+#define CNCTL_OPT_ECS	  0x103 /* cnctl proc --ecs */
 
 /* One subcommand's getopt_long tables, derived from option_table.c's table. */
 struct cnctl_getopt {

@@ -40,12 +40,11 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
-void json_string(FILE *f, const char *str, size_t n)
+void json_string_body(FILE *f, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
 
-	putc_unlocked('"', f);
 	while (i < n && s[i]) {
 		unsigned char c = s[i];
 		size_t len;
@@ -88,5 +87,11 @@ void json_string(FILE *f, const char *str, size_t n)
 		}
 		i++;
 	}
+}
+
+void json_string(FILE *f, const char *s, size_t n)
+{
+	putc_unlocked('"', f);
+	json_string_body(f, s, n);
 	putc_unlocked('"', f);
 }

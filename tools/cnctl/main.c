@@ -66,6 +66,7 @@ int main(int argc, char **argv)
 	const struct cnctl_cmd *cmd;
 	const char *name;
 
+	cnctl_reserve_stdio();
 	if (argc < 2) {
 		cnctl_err("no command given (try 'cnctl --help')");
 		return CNCTL_EXIT_USAGE;

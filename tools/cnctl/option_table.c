@@ -71,6 +71,7 @@ static const struct cnctl_option options[] = {
 	/* cnctl proc's outputs for a service (proc_journal.c, proc_metrics.c) */
 	{ "journal", no_argument, CNCTL_OPT_JOURNAL, PROC },
 	{ "metrics", required_argument, CNCTL_OPT_METRICS, PROC },
+	{ "ecs", no_argument, CNCTL_OPT_ECS, PROC },
 	{ "version", no_argument, CNCTL_OPT_VERSION, ALL },
 };
 

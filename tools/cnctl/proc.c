@@ -45,7 +45,7 @@
 static void proc_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: cnctl proc [--json|--journal] [--metrics FILE] [--events LIST]\n"
+		"Usage: cnctl proc [--json|--ecs|--journal] [--metrics FILE] [--events LIST]\n"
 		"                  [--stats] [--count N]\n"
 		"                  [--pid PID [--tree]] [--pgrp PGID] [--uid UID|--user NAME]\n"
 		"                  [--comm GLOB] [--no-threads] [--extra]\n"
@@ -73,11 +73,16 @@ static void proc_usage(FILE *f)
 		"  -j, --json           one JSON object per line on stdout, for everything:\n"
 		"                       events, loss reports, the summary, messages; the\n"
 		"                       \"type\" key tells them apart, \"schema\" is the\n"
-		"                       schema's version; every key: cnctl(1), section\n"
+		"                       schema's version (3: pid is the process, exit_code\n"
+		"                       the shell's status); every key: cnctl(1), section\n"
 		"                       JSON output of proc\n"
+		"      --ecs            the same stream as Elastic Common Schema documents\n"
+		"                       (@timestamp, event.*, process.*), taken as they are\n"
+		"                       by Elasticsearch and Filebeat; cnctl(1), section\n"
+		"                       ECS output of proc\n"
 		"      --journal        each of those objects as a native journal entry\n"
 		"                       (stdout is not used): its keys as fields in upper\n"
-		"                       case (EVENT=exec), a readable MESSAGE, PRIORITY\n"
+		"                       case (ACTION=exec), a readable MESSAGE, PRIORITY\n"
 		"                       warning for loss, err for errors; entries journald\n"
 		"                       did not take are counted and reported\n"
 		"      --metrics FILE   loss counters for node_exporter's textfile\n"
@@ -104,7 +109,9 @@ static void proc_usage(FILE *f)
 		"                       (fnmatch; a rename matches by either name)\n"
 		"  -H, --no-threads     no thread events (clone, a thread's exit, rename...)\n"
 		"      --threads        thread events shown (the default)\n"
-		"  -x, --extra          a USER column (the effective user; JSON: uid, user)\n"
+		"  -x, --extra          a USER column (the effective user; JSON: user_id,\n"
+		"                       user_name and the real user: real_user_id,\n"
+		"                       real_user_name)\n"
 		"  -S, --stats          at exit, a table per command of the events the\n"
 		"                       filters let through: forks, clones, execs, exits,\n"
 		"                       failed (non-zero) exits and exits lost\n"
@@ -115,7 +122,7 @@ static void proc_usage(FILE *f)
 		"  -T, --time FORMAT    the TIME column: clock (local time of day, the\n"
 		"                       default), iso (date and time with the UTC offset,\n"
 		"                       as ip -ts monitor), mono (seconds of CLOCK_MONOTONIC,\n"
-		"                       as JSON's timestamp_ns)\n"
+		"                       as JSON's monotonic_ns)\n"
 		"  -c, --color WHEN     auto (the default: on a terminal, unless NO_COLOR is\n"
 		"                       set or TERM is dumb), always or never\n"
 		"  -r, --rcvbuf BYTES   socket receive buffer (suffix K, M, G allowed); a\n"
@@ -256,6 +263,10 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 		case 'S':
 			o->stats = 1;
 			break;
+		case CNCTL_OPT_ECS:
+			o->ecs = 1;
+			o->common.json = 1; /* JSON lines in every other respect */
+			break;
 		case 'D':
 		case 't':
 			if (cnctl_parse_timeout("proc", optarg, &o->timeout_ms))
@@ -300,6 +311,8 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 	}
 	if (optind < argc)
 		return cnctl_usage_err("proc", "unexpected argument '%s'", argv[optind]);
+	if (o->ecs && o->journal)
+		return cnctl_usage_err("proc", "--ecs and --journal: choose one output");
 	if (o->tree && !o->pid)
 		return cnctl_usage_err("proc", "--tree needs --pid PID (whose tree)");
 	/* kill(pid, 0) finds a process (EPERM: one of another user) without
@@ -312,20 +325,38 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 		return cnctl_usage_err("proc",
 				       "invalid --pid value '%d': a thread of process %d (give %d)",
 				       (int)o->pid, (int)tgid, (int)tgid);
-	o->need_uid = o->user_column || o->uid_set;
+	o->need_uid = o->user_column || o->uid_set || o->ecs;
 	o->color = !o->common.json && color_wanted(color) > 0;
 	return 0;
 }
+
+/* The reader of stdout went away (EPIPE: `cnctl proc | head -1`): cnctl
+ * stops as a stop signal stops it, and writes nothing more, on either
+ * stream (no summary claiming lines nobody read), as a shell pipeline
+ * expects of its writers. */
+static int reader_gone;
+
+/* A write to stdout failed (not EPIPE, not a stop signal's EINTR): what
+ * would still be written there is not. */
+static int write_failed;
+
+/* Where a failure to write stdout is told: the real stderr, even when
+ * --json catches stderr's messages to write them on stdout. */
+static FILE *diag;
 
 /* Flush stdout. Returns 0; 1 to stop quietly: the reader went away (EPIPE)
  * or a stop signal interrupted a write blocked on a stalled reader; or -errno. */
 static int flush_out(void)
 {
+	if (reader_gone)
+		return 1;
 	for (;;) {
 		if (fflush(stdout) == 0 && !ferror(stdout))
 			return 0;
-		if (errno == EPIPE)
+		if (errno == EPIPE) {
+			reader_gone = 1;
 			return 1;
+		}
 		if (errno != EINTR)
 			return -(errno ? errno : EIO);
 		if (cnctl_stop)
@@ -388,6 +419,10 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 	e = cn_proc_tracker_event(st->t, ev);
 	if (ev->what == CN_PROC_FORK)
 		pe = cn_proc_tracker_find(st->t, ev->pid != ev->tgid ? ev->tgid : ev->parent_pid);
+	/* The process's entity id while its main thread's entry is there
+	 * (kept for the threads that outlive it, whether printed or not). */
+	if (o->common.json)
+		proc_entity_of(st, ev->tgid, ev->pid == ev->tgid ? e : NULL);
 	wanted = proc_wanted(st, ev, e, p, old);
 	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_VANISHED))
 		proc_stats_unvanished(st, e, wanted);
@@ -418,7 +453,8 @@ static int flushed(int r)
 {
 	if (r >= 0)
 		return CNCTL_EXIT_OK; /* written, or stopping quietly */
-	cnctl_err("write to stdout: %s", strerror(-r));
+	fprintf(diag, "cnctl: write to stdout: %s\n", strerror(-r));
+	write_failed = 1;
 	return CNCTL_EXIT_ERROR;
 }
 
@@ -597,7 +633,18 @@ int cnctl_proc(int argc, char **argv)
 	r = parse_opts(argc, argv, &o);
 	if (r)
 		return r < 0 ? CNCTL_EXIT_OK : r;
+	diag = stderr;
+	/* Output nobody can take is refused before listening: a closed stdout
+	 * (main put a read-only /dev/null there), or one opened for reading.
+	 * --journal writes to journald's socket instead. */
+	if (!o.journal && write(STDOUT_FILENO, "", 0) < 0) {
+		cnctl_err("standard output: %s", strerror(errno));
+		return CNCTL_EXIT_ERROR;
+	}
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	/* The clocks and the boot's id, before the first record is dated. */
+	proc_line_init(&st);
+	proc_entity_init(&st);
 	if (o.journal) {
 		r = proc_journal_open(&st, outbuf, sizeof(outbuf));
 		if (r < 0) {
@@ -665,7 +712,6 @@ int cnctl_proc(int argc, char **argv)
 		proc_message(&st, "error", "reading /proc: %s (names appear as tasks start)",
 			     strerror(-r));
 	proc_info_scan(&st);
-	proc_line_init(&st);
 	if (!o.common.quiet) {
 		const char *how = "";
 
@@ -680,6 +726,8 @@ int cnctl_proc(int argc, char **argv)
 	ret = run(&st);
 
 	cn_proc_ignore(st.s);
+	if (reader_gone || write_failed)
+		goto out; /* nothing more can reach the reader */
 	if (o.stats) {
 		proc_stats_print(stdout, &st);
 		if (ret == CNCTL_EXIT_OK)
@@ -688,26 +736,33 @@ int cnctl_proc(int argc, char **argv)
 	proc_loss_report(&st, 1); /* quiet only in the table's mode */
 	if (!o.common.quiet)
 		proc_summary(&st);
-	if (o.common.json && fflush(stdout) != 0 && ret == CNCTL_EXIT_OK)
-		ret = CNCTL_EXIT_ERROR;
+	if (o.common.json && ret == CNCTL_EXIT_OK)
+		ret = flushed(flush_out());
 out:
 	if (captured) {
-		/* The caught messages, one "error" object per line. */
+		/* The caught messages, one "error" object per line; as text
+		 * on stderr when stdout cannot take them. */
+		int to_stdout = !reader_gone && !write_failed;
+
 		stderr = real_stderr;
 		fclose(captured);
 		for (char *line = errs, *nl; line && *line; line = nl ? nl + 1 : NULL) {
 			nl = strchr(line, '\n');
 			if (nl)
 				*nl = '\0';
+			if (!to_stdout) {
+				if (!reader_gone)
+					fprintf(stderr, "%s\n", line);
+				continue;
+			}
 			if (!strncmp(line, "cnctl: ", 7))
 				line += 7;
-			proc_json_head(stdout, "error");
-			fputs(",\"message\":", stdout);
-			json_string(stdout, line, strlen(line));
-			fprintf(stdout, ",\"exit_status\":%d}\n", ret);
+			proc_record_head(stdout, &st, "error", line);
+			fprintf(stdout, ",\"exit_status\":%d", ret);
+			proc_record_end(stdout, &st);
 		}
 		free(errs);
-		if (fflush(stdout) != 0 && ret == CNCTL_EXIT_OK)
+		if (to_stdout && fflush(stdout) != 0 && ret == CNCTL_EXIT_OK)
 			ret = CNCTL_EXIT_ERROR;
 	}
 	proc_journal_close(&st);

@@ -24,8 +24,18 @@ enum proc_time_fmt {
 };
 
 /* The version of the JSON lines' schema (the "schema" key; cnctl(1)):
- * raised when a key changes meaning or goes, not when one is added. */
-#define PROC_JSON_SCHEMA 2
+ * raised when a key changes meaning or goes, not when one is added. 3: the
+ * keys mean what ECS's and OpenTelemetry's process fields of the same name
+ * mean (pid the process, exit_code the shell's status). */
+#define PROC_JSON_SCHEMA 3
+
+/* The Elastic Common Schema version --ecs documents conform to (its
+ * ecs.version; the fields as generated/csv/fields.csv of that release
+ * defines them, tests/host/cnctl/ecs_fields.csv). */
+#define PROC_ECS_VERSION "9.3.0"
+
+/* An entity id (proc_entity.c): 16 hex digits and the NUL. */
+#define PROC_ENTITY_ID_SIZE 17
 
 /* Argument bytes of a command line kept (as /proc/PID/cmdline gives them,
  * NUL-separated, without the last NUL); a longer one is cut there and said
@@ -68,6 +78,7 @@ struct proc_opts {
 	enum proc_time_fmt time_fmt;
 	int color;	     /* decided from --color and the terminal */
 	int stats;	     /* --stats */
+	int ecs;	     /* --ecs: Elastic Common Schema documents (common.json is set too) */
 	int journal;	     /* --journal: native journal entries, not stdout */
 	const char *metrics; /* --metrics FILE; NULL: none */
 };
@@ -95,8 +106,12 @@ struct proc_info {
 	uint32_t flags;	  /* PROC_INFO_* */
 	uint32_t threads; /* its threads known alive, besides the main one */
 	uid_t uid;	  /* effective */
+	uid_t ruid;	  /* real: who ran a setuid program */
 	pid_t pgrp;
 	struct proc_cmdline *cmd;
+	/* Its entity id (proc_entity_of), kept for the threads that end after
+	 * its main thread, whose tracker entry goes with it; "": not known. */
+	char entity_id[PROC_ENTITY_ID_SIZE];
 };
 
 /* Each file's own part of a run's state; the others reach it only through
@@ -187,6 +202,7 @@ struct proc_state {
 	uint64_t printed;
 	uint64_t events_read; /* every event received, before the filters */
 	int kernel_filter;    /* the kernel filters: per-CPU gaps not tracked */
+	char boot_id[40];     /* /proc/sys/kernel/random/boot_id; "": not known */
 
 	struct proc_info_table info;
 	struct proc_line_state line;
@@ -244,6 +260,30 @@ int proc_wanted(const struct proc_state *st, const struct cn_proc_event *ev,
 int proc_exit_wanted(const struct proc_state *st, const struct cn_proc_entry *e,
 		     const struct proc_info *p);
 
+/* proc_exit.c: an exit's raw wait status decoded. */
+enum proc_exit_how { PROC_EXIT_EXITED, PROC_EXIT_KILLED, PROC_EXIT_UNKNOWN };
+struct proc_exit {
+	enum proc_exit_how how;
+	int code;	 /* exited: its status; killed: 128 + signal; unknown: -1 */
+	int signal;	 /* killed: the signal */
+	int core_dumped; /* killed: a core was dumped */
+};
+void proc_exit_decode(uint32_t wait_status, struct proc_exit *x);
+/* "SIGKILL", or the number for a signal without a name. */
+const char *proc_signal_name(int sig, char *buf, size_t size);
+
+/* proc_entity.c */
+/* Read the boot's id, which entity ids include. */
+void proc_entity_init(struct proc_state *st);
+/* The entity id of the process whose main thread's tracker entry is proc
+ * (may be NULL): 1 with out filled, 0 when its start is not known. */
+int proc_entity_id(const struct proc_state *st, const struct cn_proc_entry *proc,
+		   char out[PROC_ENTITY_ID_SIZE]);
+/* The entity id of process tgid, kept in its proc_info entry from the
+ * first time it is known; main: its main thread's tracker entry when the
+ * caller has it (NULL: looked up). NULL when not known. */
+const char *proc_entity_of(struct proc_state *st, pid_t tgid, const struct cn_proc_entry *main);
+
 /* proc_line.c */
 /* Read the clocks (the wall-clock offset of event times) and reset the caches. */
 void proc_line_init(struct proc_state *st);
@@ -253,10 +293,38 @@ void proc_print_header(FILE *f, const struct proc_opts *o);
 void proc_print_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
 		      const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 		      const struct proc_info *p, const char *old_comm);
+/* The event's wall-clock time, UTC, RFC 3339 with microseconds, quoted. */
+void proc_put_utc(FILE *f, struct proc_state *st, uint64_t ts_ns);
+/* How long e lived until ts_ns, and from what: "fork", "exec" (the fork was
+ * not seen: at least this long), "scan" (start time from /proc, to the
+ * clock tick), or NULL (unknown). */
+const char *proc_lifetime(const struct cn_proc_entry *e, uint64_t ts_ns, uint64_t *ns);
 /* Read the terminal's width again (at start and after a SIGWINCH). */
 void proc_line_read_width(struct proc_state *st);
 /* The width of the PROCESS column for a terminal of cols columns. */
 size_t proc_line_width(const struct proc_opts *o, unsigned int cols);
+
+/* proc_json.c: the event as a JSON line of cnctl's schema (--json). */
+void proc_json_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
+		     const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+		     const struct proc_info *p, const char *old_comm);
+/* A command line's arguments as a JSON array, or joined: one JSON string
+ * of them separated by spaces; returns how many. */
+size_t proc_json_args(FILE *f, const struct proc_cmdline *c, int joined);
+/* Every other record of the stream (loss, summary, stats, messages) in
+ * either JSON mode: proc_record_head opens it (type: "loss", ...; message:
+ * its text, or NULL), the caller adds ,"key":value pairs of cnctl's own,
+ * proc_record_end closes it. With --ecs the pairs go into a "cnctl"
+ * object, ECS's fields around it. */
+void proc_record_head(FILE *f, struct proc_state *st, const char *type, const char *message);
+void proc_record_end(FILE *f, const struct proc_state *st);
+
+/* proc_ecs.c: the event as an Elastic Common Schema document (--ecs). */
+void proc_ecs_event(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
+		    const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
+		    const struct proc_info *p, const char *old_comm);
+/* The ECS fields that open a record that is not an event (proc_record_head). */
+void proc_ecs_record_head(FILE *f, struct proc_state *st, const char *type, const char *message);
 
 /* proc_stats.c */
 int proc_stats_init(struct proc_state *st);
@@ -285,8 +353,6 @@ void proc_stats_print(FILE *f, struct proc_state *st);
 void proc_loss_report(struct proc_state *st, int force);
 /* The one-line summary on stderr (with --json: a "summary" object). */
 void proc_summary(struct proc_state *st);
-/* With --json: cnctl's messages as objects on stdout (proc_stats.c). */
-void proc_json_head(FILE *f, const char *type);
 /* A message: on stderr, or with --json a {"type":type,"message":...}
  * object on stdout (and on stderr too when that is a terminal). */
 void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)

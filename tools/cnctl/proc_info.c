@@ -210,9 +210,9 @@ static const char *status_field(pid_t tgid, const char *key, char *buf, size_t s
 	return p ? p + strlen(key) : NULL;
 }
 
-/* The effective uid of tgid from /proc/PID/status (not the owner of
- * /proc/PID: root's for a process that is not dumpable). */
-static int read_uid(pid_t tgid, uid_t *uid)
+/* The effective and real uids of tgid from /proc/PID/status (not the
+ * owner of /proc/PID: root's for a process that is not dumpable). */
+static int read_uid(pid_t tgid, uid_t *uid, uid_t *ruid)
 {
 	char buf[4096];
 	const char *p = status_field(tgid, "\nUid:", buf, sizeof(buf));
@@ -221,6 +221,7 @@ static int read_uid(pid_t tgid, uid_t *uid)
 	if (!p || sscanf(p, "%u %u", &r, &e) != 2)
 		return -1;
 	*uid = (uid_t)e;
+	*ruid = (uid_t)r;
 	return 0;
 }
 
@@ -255,7 +256,8 @@ static void complete(const struct proc_state *st, struct proc_info *p)
 		p->flags |= PROC_INFO_CMD_TRIED;
 		p->cmd = read_cmdline(p->tgid);
 	}
-	if (st->o->need_uid && !(p->flags & PROC_INFO_UID) && read_uid(p->tgid, &p->uid) == 0)
+	if (st->o->need_uid && !(p->flags & PROC_INFO_UID) &&
+	    read_uid(p->tgid, &p->uid, &p->ruid) == 0)
 		p->flags |= PROC_INFO_UID;
 	if (st->o->pgrp && !(p->flags & PROC_INFO_PGRP) && read_pgrp(p->tgid, &p->pgrp) == 0)
 		p->flags |= PROC_INFO_PGRP;
@@ -395,6 +397,7 @@ static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_eve
 		if (p->cmd)
 			p->cmd->refs++;
 		p->uid = parent->uid;
+		p->ruid = parent->ruid;
 		p->pgrp = parent->pgrp;
 		flags = parent->flags & (PROC_INFO_CMD_TRIED | PROC_INFO_UID | PROC_INFO_PGRP);
 		if (st->o->tree)
@@ -473,6 +476,11 @@ static struct proc_info *on_exec(struct proc_state *st, const struct cn_proc_eve
 		p->cmd = cmd;
 		p->flags |= PROC_INFO_CMD_TRIED;
 	}
+	/* A setuid program runs as its file's owner from its exec on (no uid
+	 * event says so): read again (kept as it was when the process is
+	 * gone already). */
+	if (st->o->need_uid && (p->flags & PROC_INFO_UID))
+		read_uid(p->tgid, &p->uid, &p->ruid);
 	complete(st, p);
 	/* A shell puts a job in its group between fork and exec: read it
 	 * again (kept as it was when the process is gone already). */
@@ -500,6 +508,7 @@ struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_ev
 		p = info_add(st, ev->tgid);
 		if (p) {
 			p->uid = ev->euid;
+			p->ruid = ev->ruid;
 			p->flags |= PROC_INFO_UID;
 			complete(st, p);
 		}

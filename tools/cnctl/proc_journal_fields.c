@@ -3,8 +3,8 @@
  * proc_journal_fields.c - one JSON line of `cnctl proc` as one native
  * journal entry (systemd.io/JOURNAL_NATIVE_PROTOCOL): each key a field of
  * the same name in upper case (the JSON schema's meanings, cnctl(1); a
- * nested object's keys joined by '_'), so that `journalctl EVENT=exec`
- * finds what `jq 'select(.event == "exec")'` finds, and a rename of a key
+ * nested object's keys joined by '_'), so that `journalctl ACTION=exec`
+ * finds what `jq 'select(.action == "exec")'` finds, and a rename of a key
  * is a rename of its field. Only what the journal itself gives a meaning is
  * in the tables below: the readable MESSAGE and the PRIORITY, chosen by
  * the object's type.

@@ -2,16 +2,14 @@
 /*
  * proc_line.c - one line per proc event for `cnctl proc`: the table a person
  * reads (time, event, pid, parent, lifetime, process name or command line,
- * what happened; colored on a terminal) or a JSON object for programs and
- * the journal. Names come from the process tracker; an exec's command line
+ * what happened; colored on a terminal); JSON lines are proc_json.c's and
+ * proc_ecs.c's. Names come from the process tracker; an exec's command line
  * is read from /proc at once.
  */
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,17 +26,6 @@
 static const char *color(const struct proc_state *st, const char *c)
 {
 	return st->o->color ? c : "";
-}
-
-static const char *signame(int sig, char *buf, size_t size)
-{
-	const char *abbrev = sig > 0 ? sigabbrev_np(sig) : NULL;
-
-	if (abbrev)
-		snprintf(buf, size, "SIG%s", abbrev);
-	else
-		snprintf(buf, size, "%d", sig);
-	return buf;
 }
 
 /* Text from the kernel or a process on a terminal: control bytes shown as
@@ -110,8 +97,7 @@ static void put_time(FILE *f, struct proc_state *st, uint64_t ts_ns)
 	fprintf(f, "%02d:%02d:%02d.%06ld", tm->tm_hour, tm->tm_min, tm->tm_sec, us);
 }
 
-/* JSON's "time": the wall clock in UTC, RFC 3339 with microseconds. */
-static void put_utc(FILE *f, struct proc_state *st, uint64_t ts_ns)
+void proc_put_utc(FILE *f, struct proc_state *st, uint64_t ts_ns)
 {
 	struct proc_line_state *l = &st->line;
 	int64_t ns = (int64_t)ts_ns + l->realtime_offset_ns;
@@ -123,15 +109,11 @@ static void put_utc(FILE *f, struct proc_state *st, uint64_t ts_ns)
 			memset(&l->utc_cache, 0, sizeof(l->utc_cache));
 		l->utc_secs = (int64_t)secs;
 	}
-	fprintf(f, ",\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm->tm_year + 1900,
-		tm->tm_mon + 1, tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec,
-		(long)((ns % 1000000000) / 1000));
+	fprintf(f, "\"%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ\"", tm->tm_year + 1900, tm->tm_mon + 1,
+		tm->tm_mday, tm->tm_hour, tm->tm_min, tm->tm_sec, (long)((ns % 1000000000) / 1000));
 }
 
-/* How long e lived until ts_ns, and from what: "fork", "exec" (the fork was
- * not seen: at least this long), "scan" (start time from /proc, to the
- * clock tick), or NULL (unknown). */
-static const char *lifetime(const struct cn_proc_entry *e, uint64_t ts_ns, uint64_t *ns)
+const char *proc_lifetime(const struct cn_proc_entry *e, uint64_t ts_ns, uint64_t *ns)
 {
 	const char *from;
 	uint64_t start;
@@ -288,19 +270,20 @@ static void put_process(FILE *f, const struct cn_proc_entry *e, const struct pro
 static void exit_text(char *buf, size_t size, const struct proc_state *st,
 		      const struct cn_proc_event *ev)
 {
-	int status = (int)ev->exit_code;
 	const char *th = ev->pid != ev->tgid ? "thread " : "";
+	struct proc_exit x;
 	char sb[24];
 
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	proc_exit_decode(ev->exit_code, &x);
+	if (x.how == PROC_EXIT_EXITED && x.code == 0)
 		snprintf(buf, size, "  %sexit 0", th);
-	else if (WIFEXITED(status))
-		snprintf(buf, size, "  %s%sexit %d%s", th, color(st, C_RED), WEXITSTATUS(status),
+	else if (x.how == PROC_EXIT_EXITED)
+		snprintf(buf, size, "  %s%sexit %d%s", th, color(st, C_RED), x.code,
 			 color(st, C_RESET));
-	else if (WIFSIGNALED(status))
+	else if (x.how == PROC_EXIT_KILLED)
 		snprintf(buf, size, "  %s%skilled %s%s%s", th, color(st, C_BRED),
-			 signame(WTERMSIG(status), sb, sizeof(sb)),
-			 WCOREDUMP(status) ? " (core dumped)" : "", color(st, C_RESET));
+			 proc_signal_name(x.signal, sb, sizeof(sb)),
+			 x.core_dumped ? " (core dumped)" : "", color(st, C_RESET));
 	else
 		snprintf(buf, size, "  %sstatus 0x%x", th, ev->exit_code);
 }
@@ -318,7 +301,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 
 	if (ev->what == CN_PROC_FORK && thread)
 		what = "clone";
-	if (ev->what == CN_PROC_EXIT && (from = lifetime(e, ev->timestamp_ns, &ns)))
+	if (ev->what == CN_PROC_EXIT && (from = proc_lifetime(e, ev->timestamp_ns, &ns)))
 		fmt_duration(dur, sizeof(dur), ns, from);
 	if ((ev->what == CN_PROC_FORK || ev->what == CN_PROC_EXIT) && ev->parent_tgid)
 		ppid = ev->parent_tgid; /* a thread's exit names no parent */
@@ -428,131 +411,6 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 	putc_unlocked('\n', f);
 }
 
-/* The exit event's details in the JSON line: the raw wait status decoded. */
-static void json_exit(FILE *f, const struct cn_proc_event *ev, const struct cn_proc_entry *e)
-{
-	int status = (int)ev->exit_code;
-	const char *from;
-	uint64_t ns;
-	char sb[24];
-
-	fprintf(f, ",\"exit_code\":%u,\"exit_signal\":%d", ev->exit_code, (int)ev->exit_signal);
-	if (WIFEXITED(status)) {
-		fprintf(f, ",\"status\":\"exited\",\"exit_status\":%d", WEXITSTATUS(status));
-	} else if (WIFSIGNALED(status)) {
-		fprintf(f,
-			",\"status\":\"killed\",\"term_signal\":%d,\"term_signal_name\":\"%s\","
-			"\"core_dumped\":%s",
-			WTERMSIG(status), signame(WTERMSIG(status), sb, sizeof(sb)),
-			WCOREDUMP(status) ? "true" : "false");
-	} else {
-		fputs(",\"status\":\"unknown\"", f);
-	}
-	from = lifetime(e, ev->timestamp_ns, &ns);
-	if (from)
-		fprintf(f, ",\"lifetime_ns\":%llu,\"lifetime_from\":\"%s\"", (unsigned long long)ns,
-			from);
-}
-
-/* "argv": the command line's arguments, "argv_truncated" when it was cut. */
-static void json_argv(FILE *f, const struct proc_cmdline *c)
-{
-	fputs_unlocked(",\"argv\":[", f);
-	for (size_t i = 0; i <= c->len;) {
-		size_t len = strlen(c->text + i);
-
-		if (i)
-			putc_unlocked(',', f);
-		json_string(f, c->text + i, len);
-		i += len + 1;
-	}
-	putc_unlocked(']', f);
-	if (c->truncated)
-		fputs_unlocked(",\"argv_truncated\":true", f);
-}
-
-void proc_json_head(FILE *f, const char *type)
-{
-	fprintf(f, "{\"type\":\"%s\",\"schema\":%d", type, PROC_JSON_SCHEMA);
-}
-
-static void print_json(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
-		       const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
-		       const struct proc_info *p, const char *old_comm)
-{
-	const char *name = cn_proc_what_name(ev->what);
-	int thread = ev->pid != ev->tgid;
-
-	if (ev->what == CN_PROC_FORK && thread)
-		name = "clone"; /* as the table says */
-	proc_json_head(f, "event");
-	fprintf(f, ",\"event\":\"%s\"", name);
-	if (strcmp(name, "unknown") == 0)
-		fprintf(f, ",\"what\":%u", (uint32_t)ev->what);
-	put_utc(f, st, ev->timestamp_ns);
-	fprintf(f, ",\"cpu\":%u,\"seq\":%u,\"timestamp_ns\":%llu,\"pid\":%d,\"tgid\":%d", ev->cpu,
-		ev->seq, (unsigned long long)ev->timestamp_ns, (int)ev->pid, (int)ev->tgid);
-	if (thread)
-		fputs_unlocked(",\"thread\":true", f);
-	if (e && e->comm[0] && ev->what != CN_PROC_COMM) {
-		fputs_unlocked(",\"comm\":", f);
-		json_string(f, e->comm, sizeof(e->comm));
-		if (e->flags & CN_PROC_ENTRY_STALE_COMM)
-			fputs_unlocked(",\"comm_stale\":true", f);
-	}
-	if (st->o->user_column && p && (p->flags & PROC_INFO_UID)) {
-		fprintf(f, ",\"uid\":%u,\"user\":", (unsigned int)p->uid);
-		const char *u = proc_user_name(st, p->uid);
-
-		json_string(f, u, strlen(u));
-	}
-	switch (ev->what) {
-	case CN_PROC_FORK:
-		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
-			(int)ev->parent_tgid);
-		if (pe && pe->comm[0]) {
-			fputs_unlocked(",\"parent_comm\":", f);
-			json_string(f, pe->comm, sizeof(pe->comm));
-		}
-		break;
-	case CN_PROC_COREDUMP:
-		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
-			(int)ev->parent_tgid);
-		break;
-	case CN_PROC_EXEC:
-		if (p && p->cmd)
-			json_argv(f, p->cmd);
-		break;
-	case CN_PROC_EXIT:
-		fprintf(f, ",\"parent_pid\":%d,\"parent_tgid\":%d", (int)ev->parent_pid,
-			(int)ev->parent_tgid);
-		json_exit(f, ev, e);
-		break;
-	case CN_PROC_UID:
-		fprintf(f, ",\"ruid\":%u,\"euid\":%u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_GID:
-		fprintf(f, ",\"rgid\":%u,\"egid\":%u", ev->ruid, ev->euid);
-		break;
-	case CN_PROC_COMM:
-		fputs_unlocked(",\"comm\":", f);
-		json_string(f, ev->comm, sizeof(ev->comm));
-		if (old_comm && old_comm[0]) {
-			fputs_unlocked(",\"old_comm\":", f);
-			json_string(f, old_comm, 16);
-		}
-		break;
-	case CN_PROC_PTRACE:
-		fprintf(f, ",\"tracer_pid\":%d,\"tracer_tgid\":%d,\"ptrace_op\":\"%s\"",
-			(int)ev->tracer_pid, (int)ev->tracer_tgid,
-			ev->tracer_pid ? "attach" : "detach");
-		break;
-	default:
-		break;
-	}
-	fputs_unlocked("}\n", f);
-}
-
 /* Room for a table line: a command line of PROC_ARGV_MAX bytes, each
  * control byte shown as \xNN, and the columns. */
 #define JOURNAL_TEXT_MAX (PROC_ARGV_MAX * 4 + 512)
@@ -575,11 +433,11 @@ static void print_journal(FILE *f, struct proc_state *st, const struct cn_proc_e
 			fclose(m);
 		if (j)
 			fclose(j);
-		print_json(f, st, ev, e, pe, p, old_comm); /* without its message */
+		proc_json_event(f, st, ev, e, pe, p, old_comm); /* without its message */
 		return;
 	}
 	print_table(m, st, ev, e, pe, p, old_comm);
-	print_json(j, st, ev, e, pe, p, old_comm);
+	proc_json_event(j, st, ev, e, pe, p, old_comm);
 	fputc('\0', m);
 	fputc('\0', j);
 	fclose(m);
@@ -608,8 +466,10 @@ void proc_print_event(FILE *f, struct proc_state *st, const struct cn_proc_event
 {
 	if (st->o->journal)
 		print_journal(f, st, ev, e, pe, p, old_comm);
+	else if (st->o->ecs)
+		proc_ecs_event(f, st, ev, e, pe, p, old_comm);
 	else if (st->o->common.json)
-		print_json(f, st, ev, e, pe, p, old_comm);
+		proc_json_event(f, st, ev, e, pe, p, old_comm);
 	else
 		print_table(f, st, ev, e, pe, p, old_comm);
 }

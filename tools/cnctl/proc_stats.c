@@ -223,14 +223,15 @@ void proc_stats_print(FILE *f, struct proc_state *st)
 		sum.lost += rows[i].lost;
 	}
 	if (st->o->common.json) {
-		proc_json_head(f, "stats");
+		proc_record_head(f, st, "stats", NULL);
 		fputs(",\"commands\":[", f);
 		for (uint32_t i = 0; i < n; i++)
 			json_row(f, &rows[i], i == 0);
 		fputs("],\"total\":", f);
 		json_row(f, &sum, 1);
-		fprintf(f, ",\"lost_events\":%llu,\"overruns\":%llu}\n",
+		fprintf(f, ",\"lost_events\":%llu,\"overruns\":%llu",
 			(unsigned long long)st->loss.gaps, (unsigned long long)st->loss.overruns);
+		proc_record_end(f, st);
 	} else {
 		fprintf(f, "\n%8s %8s %8s %8s %8s %8s  %s\n", "FORKS", "CLONES", "EXECS", "EXITS",
 			"FAILED", "LOST", "COMMAND");
@@ -258,12 +259,13 @@ void proc_loss_report(struct proc_state *st, int force)
 	if (st->o->common.json) {
 		/* In the event stream, where a pipeline sees it; never left
 		 * out (--quiet or not): loss is never silent. */
-		proc_json_head(stdout, "loss");
+		proc_record_head(stdout, st, "loss", NULL);
 		fprintf(stdout,
 			",\"missing\":%llu,\"overruns\":%llu,\"total_missing\":%llu,"
-			"\"total_overruns\":%llu}\n",
+			"\"total_overruns\":%llu",
 			(unsigned long long)g, (unsigned long long)o,
 			(unsigned long long)st->loss.gaps, (unsigned long long)st->loss.overruns);
+		proc_record_end(stdout, st);
 		return;
 	}
 	if (st->o->common.quiet)
@@ -291,7 +293,7 @@ void proc_summary(struct proc_state *st)
 	st->final_drops = drops;
 	st->have_final_drops = have_drops;
 	if (st->o->common.json) {
-		proc_json_head(stdout, "summary");
+		proc_record_head(stdout, st, "summary", NULL);
 		fprintf(stdout, ",\"read\":%llu,\"printed\":%llu,",
 			(unsigned long long)st->events_read, (unsigned long long)st->printed);
 		if (st->kernel_filter)
@@ -306,7 +308,7 @@ void proc_summary(struct proc_state *st)
 			(unsigned long long)st->loss.vanished);
 		if (have_drops)
 			fprintf(stdout, ",\"kernel_drops\":%llu", (unsigned long long)drops);
-		fputs("}\n", stdout);
+		proc_record_end(stdout, st);
 		return;
 	}
 	if (st->kernel_filter)
@@ -342,9 +344,7 @@ void proc_message(struct proc_state *st, const char *type, const char *fmt, ...)
 	if (!st->o->common.json || isatty(STDERR_FILENO))
 		fprintf(stderr, "cnctl: %s\n", msg);
 	if (st->o->common.json) {
-		proc_json_head(stdout, type);
-		fputs(",\"message\":", stdout);
-		json_string(stdout, msg, sizeof(msg));
-		fputs("}\n", stdout);
+		proc_record_head(stdout, st, type, msg);
+		proc_record_end(stdout, st);
 	}
 }

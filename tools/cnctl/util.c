@@ -2,9 +2,11 @@
 /* util.c - error reporting, number and duration parsing and the final flush
  * shared by cnctl's subcommands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -191,4 +193,22 @@ int cnctl_finish_output(void)
 		return CNCTL_EXIT_ERROR;
 	}
 	return CNCTL_EXIT_OK;
+}
+
+void cnctl_reserve_stdio(void)
+{
+	/* The mode no one uses the stream in: a read of a closed stdin and a
+	 * write to a closed stdout or stderr fail (EBADF) instead of reaching
+	 * a socket that took the number. */
+	static const int modes[] = { O_WRONLY, O_RDONLY, O_RDONLY };
+
+	for (int fd = 0; fd < 3; fd++) {
+		int got;
+
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		got = open("/dev/null", modes[fd] | O_CLOEXEC);
+		if (got >= 0 && got != fd)
+			close(got); /* a lower number was closed too and took it first */
+	}
 }

@@ -171,7 +171,7 @@ storm)
 	wait "$marker"
 	# (Or journald said it suppressed entries: then the marker may be one.)
 	suppressed() { journalctl -o cat | grep -E "Suppressed [0-9]+ messages from $CG_NAME"; }
-	seen() { journal EVENT=exit PID="$marker" | grep -q . || suppressed >/dev/null; }
+	seen() { journal ACTION=exit PID="$marker" | grep -q . || suppressed >/dev/null; }
 	await seen
 	suppressed && fail "journald suppressed cnctl's entries"
 	finish
@@ -180,9 +180,9 @@ storm)
 	read -r forks exits events printed missing overruns lost <<<"$(jq -r -s --arg p "$P" '
 		[.[] | select(.TYPE == "event")] as $ev
 		| (reduce $ev[] as $e ({kids: {}, forks: 0, exits: 0};
-			if $e.EVENT == "fork" and $e.PARENT_TGID == $p and $e.PID == $e.TGID then
+			if $e.ACTION == "fork" and $e.PARENT_PID == $p and $e.PID == $e.THREAD_ID then
 				.kids[$e.PID] = 1 | .forks += 1
-			elif $e.EVENT == "exit" and .kids[$e.PID] and $e.PID == $e.TGID then
+			elif $e.ACTION == "exit" and .kids[$e.PID] and $e.PID == $e.THREAD_ID then
 				.kids |= del(.[$e.PID]) | .exits += 1
 			else . end)) as $c
 		| (.[] | select(.TYPE == "summary")) as $s
@@ -202,10 +202,10 @@ storm)
 	# The recipes of cnctl(1) and the README: one line per event, found
 	# by its fields; ARGV the JSON array of the schema (an exec whose
 	# process was gone before its command line was read has none).
-	journalctl -u cnctl-proc -o cat EVENT=exit EXIT_STATUS=3 | grep -q "^exit $marker .* exit 3$" ||
-		fail "no readable MESSAGE for the marker's exit: $(journalctl -u cnctl-proc -o cat EVENT=exit PID="$marker")"
+	journalctl -u cnctl-proc -o cat ACTION=exit EXIT_CODE=3 | grep -q "^exit $marker .* exit 3$" ||
+		fail "no readable MESSAGE for the marker's exit: $(journalctl -u cnctl-proc -o cat ACTION=exit PID="$marker")"
 	journalctl -u cnctl-proc -o cat | grep -q "^exit $marker " || fail "-o cat: no line for the marker"
-	journalctl -u cnctl-proc EVENT=exec -o json | jq -e -s 'map(select(.ARGV)) | length > 0 and
+	journalctl -u cnctl-proc ACTION=exec -o json | jq -e -s 'map(select(.ARGV)) | length > 0 and
 		all(.[]; .ARGV | fromjson | type == "array")' >/dev/null ||
 		fail "no exec entry with ARGV as a JSON array"
 	echo "ok: $events event entries, as cnctl counted; none suppressed"

@@ -27,81 +27,14 @@ if [ "$(id -u)" != 0 ]; then
 	exit 77
 fi
 
-dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-proc.XXXXXX") || exit 1
-cn=
+. "$(dirname "$0")/proc_lib.sh"
 bindir=
 holder=
-cleanup() {
-	[ -n "$cn" ] && kill -CONT "$cn" 2>/dev/null && kill -TERM "$cn" 2>/dev/null
+remove_bindir_holder() {
 	[ -n "$holder" ] && kill "$holder" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$dir"
 	[ -z "$bindir" ] || rm -rf "$bindir"
 }
-trap cleanup EXIT
-
-fail() {
-	echo "FAIL: $1"
-	show_tail 15 "$dir/out" "$dir/err"
-	exit 1
-}
-
-# await FILE REGEX: until a line of FILE matches (cnctl alive), or fail.
-await() {
-	local start=$SECONDS
-	until grep -q -E -e "$2" "$1" 2>/dev/null; do
-		if [ -n "$cn" ] && ! kill -0 "$cn" 2>/dev/null; then
-			wait "$cn"
-			rc=$?
-			case $rc in 3 | 4)
-				[ "${CI:-}" = true ] || { echo "SKIP: $(tail -n 1 "$dir/err")"; exit 77; } ;;
-			esac
-			fail "cnctl exited ($rc) before '$2' appeared in $(basename "$1")"
-		fi
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "no '$2' in $(basename "$1") after ${DEADLINE}s"
-		sleep 0.05
-	done
-}
-
-# await_comm PID NAME: until /proc/PID/comm reads NAME (it has exec'd).
-await_comm() {
-	local start=$SECONDS
-	until [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; do
-		[ $((SECONDS - start)) -ge "$DEADLINE" ] && fail "$1 is not $2 after ${DEADLINE}s"
-		sleep 0.01
-	done
-}
-
-# start ARGS...: cnctl proc ARGS in the background, listening.
-start() {
-	# Gone first: the child truncates them only once it runs, and a
-	# previous run's 'listening' must not be taken for this one's.
-	rm -f "$dir/out" "$dir/err"
-	"$CNCTL" proc "$@" >"$dir/out" 2>"$dir/err" &
-	cn=$!
-	# With --json the message is an object on stdout.
-	case " $* " in
-	*" --json "*) await "$dir/out" '"type":"start".*listening for proc events' ;;
-	*) await "$dir/err" 'listening for proc events' ;;
-	esac
-}
-
-# finish: a marker process after everything else, then SIGINT once cnctl
-# printed the marker's exit (events of one socket come in order per CPU; the
-# marker is forked by this shell after the workload was reaped).
-finish() {
-	(exit 0) &
-	local m=$!
-	wait "$m"
-	# Anchored at the line's start: the exec line of this very grep (its
-	# command line holds the pattern) must not match.
-	await "$dir/out" "^[^ ]+ +exit +$m |^\{\"type\":\"event\",\"schema\":[0-9]+,\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
-	kill -INT "$cn"
-	wait "$cn"
-	rc=$?
-	cn=
-	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
-}
+cleanup_more=remove_bindir_holder
 
 # ended: cnctl ends by itself (--pid: its processes have exited) with
 # status 0 and its summary.
@@ -235,10 +168,10 @@ json_fields)
 	wait "$lp"
 	finish
 	# jq -s and any(): jq 1.6's -e judges the last input, not the last output.
-	jq -e -s --argjson p "$lp" 'any(.[]; .pid == $p and .event == "exec" and .argv_truncated == true
+	jq -e -s --argjson p "$lp" 'any(.[]; .pid == $p and .action == "exec" and .argv_truncated == true
 		and (.argv | join(" ") | length) <= 4096 and .argv[3] == "long")' "$dir/out" >/dev/null ||
-		fail "the exec of $lp (argv of 5 KiB): no argv_truncated: $(grep "\"pid\":$lp,\"tgid\":$lp,.*argv" "$dir/out" | cut -c1-300)"
-	jq -e -s --argjson p "$p" 'any(.[]; .pid == $p and .event == "exec" and (has("argv_truncated") | not))' \
+		fail "the exec of $lp (argv of 5 KiB): no argv_truncated: $(grep "\"pid\":$lp,\"thread_id\":$lp,.*argv" "$dir/out" | cut -c1-300)"
+	jq -e -s --argjson p "$p" 'any(.[]; .pid == $p and .action == "exec" and (has("argv_truncated") | not))' \
 		"$dir/out" >/dev/null || fail "no exec of $p, or argv_truncated on a short command line"
 	python3 - "$dir/out" "$p" "$shell_comm" <<'PY' || fail "JSON check"
 import json, re, sys
@@ -247,22 +180,22 @@ seen = {}
 types = set()
 for raw in open(path, "rb"):
     ev = json.loads(raw)
-    assert ev["schema"] == 2, ev
+    assert ev["schema"] == 3, ev
     types.add(ev["type"])
     if ev["type"] == "event":
         # The wall clock, UTC, RFC 3339 with microseconds.
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", ev["time"]), ev
-    if ev.get("pid") == pid and ev["event"] not in seen:
-        seen[ev["event"]] = ev
+    if ev.get("pid") == pid and ev["action"] not in seen:
+        seen[ev["action"]] = ev
 assert {"start", "event", "summary"} <= types, types
 fork, exec_, exit_ = seen.get("fork"), seen.get("exec"), seen.get("exit")
 assert fork and exec_ and exit_, seen
 assert fork["parent_comm"] == parent, fork
 assert exec_["argv"] == ["sh", "-c", "sleep 0.2; exit 4"], exec_
 assert exec_["comm"] == "sh", exec_
-assert exit_["comm"] == "sh" and exit_["exit_status"] == 4, exit_
+assert exit_["comm"] == "sh" and exit_["exit_code"] == 4, exit_
 assert exit_["lifetime_from"] == "fork" and exit_["lifetime_ns"] >= 200_000_000, exit_
-assert exit_["lifetime_ns"] == exit_["timestamp_ns"] - fork["timestamp_ns"], (fork, exit_)
+assert exit_["lifetime_ns"] == exit_["monotonic_ns"] - fork["monotonic_ns"], (fork, exit_)
 print("ok: json", exec_["argv"], exit_["lifetime_ns"])
 PY
 	;;
@@ -449,22 +382,22 @@ tree_follows_forks)
 	other=$!
 	echo go >"$dir/go"
 	wait "$w" "$other"
-	await "$dir/out" "\"event\":\"exit\",.*\"pid\":$w,\"tgid\":$w,"
+	await "$dir/out" "\"action\":\"exit\",.*\"pid\":$w,\"thread_id\":$w,"
 	kill -INT "$cn"
 	wait "$cn"
 	cn=
 	(exit 0) &
 	m=$!
 	wait "$m"
-	await "$dir/all" "\"event\":\"exit\",.*\"pid\":$m,\"tgid\":$m,"
+	await "$dir/all" "\"action\":\"exit\",.*\"pid\":$m,\"thread_id\":$m,"
 	kill -INT "$ref"
 	wait "$ref"
 	# The tree from the unfiltered run: W and every process forked below it.
 	want=$(jq -r --argjson w "$w" -s '
-		[.[] | select(.type == "event" and .event == "fork")] as $f
-		| def kids($p): [$f[] | select(.parent_tgid == $p) | .pid] | .[] | ., kids(.);
+		[.[] | select(.type == "event" and .action == "fork")] as $f
+		| def kids($p): [$f[] | select(.parent_pid == $p) | .pid] | .[] | ., kids(.);
 		[$w, kids($w)] | unique | .[]' "$dir/all" | sort -n | tr '\n' ' ')
-	got=$(jq -r 'select(.type == "event") | .tgid' "$dir/out" | sort -nu | tr '\n' ' ')
+	got=$(jq -r 'select(.type == "event") | .pid' "$dir/out" | sort -nu | tr '\n' ' ')
 	echo "tree of $w (unfiltered run): $want"
 	echo "--pid $w --tree printed:      $got"
 	[ "$(wc -w <<<"$want")" -ge 5 ] || fail "the workload made fewer than 4 descendants: $want"
@@ -540,29 +473,29 @@ filters_and_aliases)
 	m=$!
 	wait "$m"
 	for f in comm nothreads uid table; do
-		await "$dir/f.$f" "\"pid\":$m,\"tgid\":$m,.*exit|exit +$m "
+		await "$dir/f.$f" "\"action\":\"exit\",.*\"pid\":$m,\"thread_id\":$m,|exit +$m "
 	done
 	kill -INT "$a" "$b" "$c" "$d"
 	wait "$a" "$b" "$c" "$d"
 	# --comm 'slee*' with exec,exit: sleep's exec and exit, nothing else.
 	jq -e -s --argjson s "$s" '[.[] | select(.type == "event")] |
-		(all(.[]; .comm | test("^slee"))) and any(.[]; .pid == $s and .event == "exec")
-		and all(.[]; .event == "exec" or .event == "exit" or .event == "coredump"
-			or .event == "ptrace" or .event == "clone")
-		and any(.[]; .pid == $s and .event == "exit")' "$dir/f.comm" >/dev/null ||
+		(all(.[]; .comm | test("^slee"))) and any(.[]; .pid == $s and .action == "exec")
+		and all(.[]; .action == "exec" or .action == "exit" or .action == "coredump"
+			or .action == "ptrace" or .action == "clone")
+		and any(.[]; .pid == $s and .action == "exit")' "$dir/f.comm" >/dev/null ||
 		fail "--comm 'slee*' -e exec,exit,...: $(head -c 600 "$dir/f.comm")"
-	jq -e -s '[.[] | select(.type == "event" and .event == "fork" and .comm == "sleepy")] | length > 0' \
+	jq -e -s '[.[] | select(.type == "event" and .action == "fork" and .comm == "sleepy")] | length > 0' \
 		"$dir/f.nothreads" >/dev/null || fail "sleepy made no fork (the check above proves nothing)"
 	# --no-threads: no clone, no event of a thread; the forks still there.
-	jq -e -s '[.[] | select(.type == "event")] | (all(.[]; .thread != true and .event != "clone"))
-		and any(.[]; .event == "fork")' "$dir/f.nothreads" >/dev/null ||
+	jq -e -s '[.[] | select(.type == "event")] | (all(.[]; .thread != true and .action != "clone"))
+		and any(.[]; .action == "fork")' "$dir/f.nothreads" >/dev/null ||
 		fail "--no-threads printed thread events"
 	# --user nobody: the process that became nobody (its uid event on),
 	# none of root's; -x adds uid and user.
 	jq -e -s '[.[] | select(.type == "event")] | length > 0 and
-		all(.[]; .uid == 65534 and .user != null)' "$dir/f.uid" >/dev/null ||
+		all(.[]; .user_id == 65534 and .user_name != null)' "$dir/f.uid" >/dev/null ||
 		fail "--user nobody printed others: $(head -c 600 "$dir/f.uid")"
-	jq -e -s '[.[] | select(.type == "event" and .event == "exec")] | any(.[]; .argv[0] == "sleep")' \
+	jq -e -s '[.[] | select(.type == "event" and .action == "exec")] | any(.[]; .argv[0] == "sleep")' \
 		"$dir/f.uid" >/dev/null || fail "--user nobody: no exec of sleep"
 	# The table: USER column, comm old -> new, coredump fits EVENT.
 	head -n 1 "$dir/f.table" | grep -qE '^TIME +EVENT +PID +PPID +USER +LIFETIME +PROCESS$' ||
@@ -586,16 +519,16 @@ pgrp_filter)
 	other=$!
 	echo go >"$dir/go"
 	wait "$g" "$other"
-	await "$dir/out" "\"event\":\"exit\",.*\"pid\":$g,\"tgid\":$g,"
+	await "$dir/out" "\"action\":\"exit\",.*\"pid\":$g,\"thread_id\":$g,"
 	kill -INT "$cn"
 	wait "$cn"
 	cn=
-	n=$(jq -r 'select(.type == "event") | .tgid' "$dir/out" | sort -u | wc -l)
-	jq -r 'select(.type == "event") | "\(.event) \(.tgid) \(.comm)"' "$dir/out"
+	n=$(jq -r 'select(.type == "event") | .pid' "$dir/out" | sort -u | wc -l)
+	jq -r 'select(.type == "event") | "\(.action) \(.pid) \(.comm)"' "$dir/out"
 	[ "$n" -ge 2 ] || fail "fewer than 2 processes of group $g printed"
-	jq -e -s "any(.[]; .event == \"exec\" and .argv == [\"sleep\", \"0.05\"])" "$dir/out" >/dev/null ||
+	jq -e -s "any(.[]; .action == \"exec\" and .argv == [\"sleep\", \"0.05\"])" "$dir/out" >/dev/null ||
 		fail "the sleep of group $g not printed"
-	grep -q "\"tgid\":$other," "$dir/out" && fail "a process of another group printed"
+	grep -q "[{,]\"pid\":$other," "$dir/out" && fail "a process of another group printed"
 	echo "ok: --pgrp $g: its $n processes only"
 	;;
 terminal_width)

@@ -4,7 +4,7 @@
 # storm_check.sh - the cnctl storm check: `cnctl proc --json` and an
 # independent raw netlink reader (raw_reader) listen side by side while
 # fork_storm forks N children. Both must report the same number of fork
-# events of those children (parent_tgid == the storm's pid) and exit events of
+# events of those children (parent_pid == the storm's pid) and exit events of
 # those children (matched by pid: an exit event carries parent 0 when the
 # parent reaped the child before the kernel sent it), every line cnctl prints
 # must be valid JSON, and when neither reported loss both counts must be
@@ -139,7 +139,7 @@ raw=
 ( exit 0 ) &
 marker=$!
 wait "$marker"
-wait_marker "$cn" "$dir/cnctl.out" "\"pid\":$marker,\"tgid\":$marker[,}]"
+wait_marker "$cn" "$dir/cnctl.out" "\"pid\":$marker,\"thread_id\":$marker[,}]"
 case $? in
 1)	fail "cnctl ended before the end of the storm" ;;
 2)	echo "note: cnctl never printed the marker process $marker" ;;
@@ -167,8 +167,8 @@ for no, raw in enumerate(data.splitlines(), 1):
         ev = json.loads(raw.decode("utf-8"))
     except Exception as e:
         sys.exit("line %d is not valid JSON (%s): %r" % (no, e, raw[:200]))
-    if ev.get("schema") != 2 or "type" not in ev:
-        sys.exit("line %d has no type or schema 2: %r" % (no, raw[:200]))
+    if ev.get("schema") != 3 or "type" not in ev:
+        sys.exit("line %d has no type or schema 3: %r" % (no, raw[:200]))
     if ev["type"] == "summary":
         summary = ev
         continue
@@ -178,19 +178,20 @@ for no, raw in enumerate(data.splitlines(), 1):
     if ev["type"] != "event":
         continue
     lines += 1
-    for k in ("event", "time", "cpu", "seq", "timestamp_ns", "pid", "tgid"):
+    for k in ("action", "time", "cpu", "seq", "monotonic_ns", "pid", "thread_id"):
         if k not in ev:
             sys.exit("line %d has no %r: %r" % (no, k, raw[:200]))
-    pid = ev["pid"]
-    if ev["event"] == "fork" and ev["parent_tgid"] == parent and ev["tgid"] == pid:
+    pid = ev["thread_id"]
+    if ev["action"] == "fork" and ev["parent_pid"] == parent and ev["pid"] == pid:
         forks += 1
         children.add(pid)
-    elif ev["event"] == "exit" and pid in children and ev["tgid"] == pid:
+    elif ev["action"] == "exit" and pid in children and ev["pid"] == pid:
         children.discard(pid)
         exits += 1
-        orphans += ev["parent_tgid"] == 0
+        # The event's own parent: parent_pid falls back to cnctl's tables.
+        orphans += "parent_thread_id" not in ev
         if ev["status"] == "exited":
-            total += ev["exit_status"]
+            total += ev["exit_code"]
 if summary is None or not summary.get("gaps_tracked"):
     sys.exit("no summary object with gaps tracked: %r" % summary)
 print(forks, exits, total, lines, orphans, summary["printed"], summary["missing"],
