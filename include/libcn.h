@@ -891,14 +891,14 @@ struct cn_proc_tracker;
  *               waitpid sees; an exit's entry without it is a thread's (the
  *               main thread's too, while other threads run on)
  */
-#define CN_PROC_ENTRY_THREAD	 0x1u
-#define CN_PROC_ENTRY_FORK	 0x2u
-#define CN_PROC_ENTRY_EXEC	 0x4u
-#define CN_PROC_ENTRY_SCANNED	 0x8u
-#define CN_PROC_ENTRY_STALE_COMM 0x10u
-#define CN_PROC_ENTRY_VANISHED	 0x20u
+#define CN_PROC_ENTRY_THREAD	  0x1u
+#define CN_PROC_ENTRY_FORK	  0x2u
+#define CN_PROC_ENTRY_EXEC	  0x4u
+#define CN_PROC_ENTRY_SCANNED	  0x8u
+#define CN_PROC_ENTRY_STALE_COMM  0x10u
+#define CN_PROC_ENTRY_VANISHED	  0x20u
 #define CN_PROC_ENTRY_MAIN_EXITED 0x40u
-#define CN_PROC_ENTRY_EXITED	 0x80u
+#define CN_PROC_ENTRY_EXITED	  0x80u
 
 /* One live task. Owned by the tracker (the struct may grow at its end). */
 struct cn_proc_entry {

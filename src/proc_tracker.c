@@ -388,9 +388,8 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
  * parent sees: the last exit's code (a group exit gives every thread its
  * code; without one, the kernel takes the last thread's), with the core
  * dump bit that only the dumping thread's exit carries. */
-static const struct cn_proc_entry *process_gone(struct cn_proc_tracker *t,
-						struct cn_proc_slot *proc,
-						const struct cn_proc_event *ev)
+static const struct cn_proc_entry *
+process_gone(struct cn_proc_tracker *t, struct cn_proc_slot *proc, const struct cn_proc_event *ev)
 {
 	struct cn_proc_slot *parent = parent_of(t, proc);
 	uint32_t status = ev->exit_code;
@@ -413,8 +412,7 @@ static const struct cn_proc_entry *process_gone(struct cn_proc_tracker *t,
 
 /* One thread of process proc (main or not) ended: it ends the process once
  * its main thread has exited and no other thread is left. */
-static const struct cn_proc_entry *thread_gone(struct cn_proc_tracker *t,
-					       struct cn_proc_slot *proc,
+static const struct cn_proc_entry *thread_gone(struct cn_proc_tracker *t, struct cn_proc_slot *proc,
 					       const struct cn_proc_event *ev, int main)
 {
 	if (ev->exit_code & WCOREFLAG)
@@ -430,8 +428,7 @@ static const struct cn_proc_entry *thread_gone(struct cn_proc_tracker *t,
 
 /* An exit of a task the last sync reported vanished, whose exit happened
  * while /proc was being read: returned once more, flagged, then gone. */
-static const struct cn_proc_entry *vanished_exit(struct cn_proc_tracker *t,
-						 struct cn_proc_slot *sl,
+static const struct cn_proc_entry *vanished_exit(struct cn_proc_tracker *t, struct cn_proc_slot *sl,
 						 const struct cn_proc_event *ev)
 {
 	t->gone = sl->e;
