@@ -106,7 +106,8 @@ static void release_orphans(int go)
 	for (int i = 0; i < nprocs; i++) {
 		struct proc *p = &procs[i];
 
-		if (p->released || (strcmp(p->name, "subreaper-middle") && strcmp(p->name, "init-orphan")))
+		if (p->released ||
+		    (strcmp(p->name, "subreaper-middle") && strcmp(p->name, "init-orphan")))
 			continue;
 		if (!exited_in_all(p->pid))
 			continue;

@@ -313,9 +313,8 @@ static void init_orphan(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "leader-first", "thread-exec", "worker-exit",
-					     "vfork",	     "clone-vm",    "zombie",
-					     "subreaper" };
+	static const char *const names[] = { "leader-first", "thread-exec", "worker-exit", "vfork",
+					     "clone-vm",     "zombie",	    "subreaper" };
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	printf("workload %d\n", (int)getpid());
