@@ -963,10 +963,13 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
  * last sync had reported it vanished: a task that ended during the scan,
  * whose exit was not lost after all), the process's (EXITED) when the exit
- * ended it, or the live process's for a main thread that left it running. The pointer stays valid until the
- * next call that changes the tracker. NULL: the event is about no task (an
- * ack), or the task is unknown (not seen since the last sync: an exit, or a
- * fork whose entry did not fit), with errno ENOENT.
+ * ended it, or the live process's for a main thread that left it running
+ * (or one an exec by another thread ended). The pointer stays valid until
+ * the next call that changes the tracker. NULL: the event is about no task
+ * (an ack), or the task is unknown (not seen since the last sync: an exit,
+ * a thread's that an exec ended, or a fork whose entry did not fit), with
+ * errno ENOENT. So an exit's entry is the process's exit if and only if it
+ * has CN_PROC_ENTRY_EXITED.
  */
 CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 							    const struct cn_proc_event *ev);

@@ -452,12 +452,14 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 	if (sl && !visible(sl) && sl->e.tgid == ev->tgid)
 		return vanished_exit(t, sl, ev);
 	if (main) {
-		/* Not tracked; or its main thread's exit again: the old main
-		 * thread that a thread's exec ended (de_thread), read after
-		 * the exec's event (it started before it). */
-		if (!sl || sl->e.tgid != ev->tgid || (sl->e.flags & CN_PROC_ENTRY_MAIN_EXITED) ||
+		if (!sl || sl->e.tgid != ev->tgid)
+			return found(NULL); /* not tracked */
+		/* Its main thread's exit again, or the old main thread that a
+		 * thread's exec ended (de_thread), read after the exec's event
+		 * (it started before it): the live process. */
+		if ((sl->e.flags & CN_PROC_ENTRY_MAIN_EXITED) ||
 		    (sl->e.exec_ns && ev->timestamp_ns < sl->e.exec_ns))
-			return found(NULL);
+			return &sl->e;
 		done = thread_gone(t, sl, ev, 1);
 		return done ? done : &sl->e; /* the process runs on */
 	}

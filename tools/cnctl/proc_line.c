@@ -286,10 +286,10 @@ static void put_process(FILE *f, const struct cn_proc_entry *e, const struct pro
 /* The exit's status after the process: "exit 0", "exit 3" (red), "killed
  * SIGSEGV (core dumped)"; a thread's marked. */
 static void exit_text(char *buf, size_t size, const struct proc_state *st,
-		      const struct cn_proc_event *ev)
+		      const struct cn_proc_event *ev, const struct cn_proc_entry *e)
 {
 	int status = (int)ev->exit_code;
-	const char *th = ev->pid != ev->tgid ? "thread " : "";
+	const char *th = proc_about_thread(ev, e) ? "thread " : "";
 	char sb[24];
 
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -309,7 +309,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 			const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 			const struct proc_info *p, const char *old_comm)
 {
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 	const char *what = cn_proc_what_name(ev->what), *from, *ec;
 	char dur[16] = "", suffix[96] = "";
 	pid_t ppid = e ? e->ppid : ev->parent_tgid;
@@ -350,7 +350,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 				 (int)ev->tgid, color(st, C_RESET));
 		break;
 	case CN_PROC_EXIT:
-		exit_text(suffix, sizeof(suffix), st, ev);
+		exit_text(suffix, sizeof(suffix), st, ev, e);
 		break;
 	case CN_PROC_UID:
 		snprintf(suffix, sizeof(suffix), "  ruid %u euid %u", ev->ruid, ev->euid);
@@ -481,7 +481,7 @@ static void print_json(FILE *f, struct proc_state *st, const struct cn_proc_even
 		       const struct proc_info *p, const char *old_comm)
 {
 	const char *name = cn_proc_what_name(ev->what);
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 
 	if (ev->what == CN_PROC_FORK && thread)
 		name = "clone"; /* as the table says */

@@ -840,7 +840,9 @@ time.sleep(60)' "$dir/zpid" &
 	;;
 pid_thread_ends)
 	# --pid ends with the process's last thread, not its main thread,
-	# which here leaves first (pthread_exit) while two threads run on.
+	# which here leaves first (pthread_exit) while two threads run on:
+	# the main thread's exit is a thread's, the process's exit line (its
+	# pid, its status) comes last.
 	mkfifo "$dir/go"
 	"$ARG" "$dir/go" >"$dir/tids" &
 	p=$!
@@ -850,20 +852,21 @@ pid_thread_ends)
 	wait "$p"
 	ended
 	read -r _ t1 t2 <"$dir/tids"
-	px=$(grep -nE "^[^ ]+ +exit +$p " "$dir/out" | head -n 1)
-	[ -n "$px" ] || fail "no exit line of process $p"
-	for t in "$t1" "$t2"; do
-		tx=$(grep -nE "^[^ ]+ +exit +$t " "$dir/out" | head -n 1)
-		[ -n "$tx" ] || fail "cnctl ended before thread $t of $p exited"
-		[ "${tx%%:*}" -gt "${px%%:*}" ] || fail "thread $t's exit not after its process's"
-	done
+	grep -E "^[^ ]+ +exit +$p .*  thread exit 0$" "$dir/out" | head -n 1 | grep -q . ||
+		fail "the main thread's exit of $p is not told as a thread's"
+	px=$(grep -nE "^[^ ]+ +exit +$p .*[^d]  exit 0$" "$dir/out")
+	[ "$(wc -l <<<"$px")" = 1 ] && [ -n "$px" ] || fail "not one exit line of process $p: '$px'"
+	tx=$(grep -nE "^[^ ]+ +exit +($t1|$t2) .*  thread exit 0$" "$dir/out" | head -n 1)
+	[ -n "$tx" ] || fail "no thread exit of $t1 or $t2"
+	[ "${tx%%:*}" -lt "${px%%:*}" ] || fail "the process's exit before its threads': '$px'"
 	last=$(grep -E '^[^ ]+ +exit ' "$dir/out" | tail -n 1)
-	[[ $last =~ ^[^\ ]+\ +exit\ +($t1|$t2)\  ]] || fail "the last exit printed is not a thread's: '$last'"
-	echo "ok: ended after the last thread: $last"
+	[ "$last" = "${px#*:}" ] || fail "the last exit printed is not the process's: '$last'"
+	echo "ok: ended with the process, after its last thread: $last"
 	;;
 thread_exit_user)
-	# Threads that end after their process's own exit (its main thread
-	# left first) still name the process's user and command line.
+	# A process whose main thread left first: the exits of its main
+	# thread and its threads, and the process's exit at its last thread,
+	# all name the process's user and command line.
 	start -x --color never
 	"$ARG" >"$dir/tids" &
 	p=$!
@@ -871,16 +874,17 @@ thread_exit_user)
 	finish
 	read -r _ t1 t2 <"$dir/tids"
 	me=$(id -un)
-	px=$(grep -nE "^[^ ]+ +exit +$p " "$dir/out" | head -n 1)
-	[ -n "$px" ] || fail "no exit line of process $p"
-	for t in "$t1" "$t2"; do
-		tx=$(grep -nE "^[^ ]+ +exit +$t " "$dir/out" | head -n 1)
-		echo "$tx"
-		[ "${tx%%:*}" -gt "${px%%:*}" ] || fail "thread $t's exit not after its process's"
-		[ "$(awk '{ print $5 }' <<<"${tx#*:}")" = "$me" ] || fail "thread $t's exit: USER not $me"
-		[[ $tx == *"$(basename "$ARG")  thread exit 0" ]] || fail "thread $t's exit: no command line"
-	done
-	echo "ok: thread exits after their process's name its user"
+	lines=$(grep -E "^[^ ]+ +exit +($p|$t1|$t2) " "$dir/out")
+	echo "$lines"
+	[ "$(wc -l <<<"$lines")" = 3 ] || fail "not 3 exit lines (main thread, a thread, the process)"
+	[ "$(grep -c ' thread exit 0$' <<<"$lines")" = 2 ] || fail "not 2 thread exits"
+	tail -n 1 <<<"$lines" | grep -qE "^[^ ]+ +exit +$p .*[^d]  exit 0$" ||
+		fail "the last exit line is not process $p's"
+	while read -r line; do
+		[ "$(awk '{ print $5 }' <<<"$line")" = "$me" ] || fail "USER not $me: $line"
+		[[ $line == *"$(basename "$ARG")  "*"exit 0" ]] || fail "no command line: $line"
+	done <<<"$lines"
+	echo "ok: thread exits and the process's name its user"
 	;;
 *)
 	echo "unknown case $CASE"
