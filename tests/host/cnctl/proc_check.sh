@@ -8,7 +8,8 @@
 #
 # Usage: proc_check.sh CNCTL CASE [ARG]   Exit: 0 pass, 1 fail, 77 skip
 # (in CI, CI=true, a skip fails instead). ARG: the unit file (systemd_unit);
-# cnctl_thread_exits (thread_exit_user, pid_thread_ends);
+# cnctl_thread_exits (thread_exit_user, pid_thread_ends); cn_exits_workload
+# (process_exits);
 # a statically linked cnctl (unprivileged, setcap_recipe; optional), which
 # uid 65534 can run whatever directory the build is in.
 # Other processes on the machine create events too: every check looks at
@@ -885,6 +886,44 @@ thread_exit_user)
 		[[ $line == *"$(basename "$ARG")  "*"exit 0" ]] || fail "no command line: $line"
 	done <<<"$lines"
 	echo "ok: thread exits and the process's name its user"
+	;;
+process_exits)
+	# Each process of the exits workload (a main thread that leaves first,
+	# an exec by a thread, exit_group from a worker, vfork, a clone sharing
+	# the memory, a zombie reaped late, orphans) has one exit line, its
+	# pid's, with what its parent's waitpid saw; the exec of thread-exec
+	# names its real parent.
+	start --color never
+	# Each orphan waits for a byte on stdin: given once cnctl printed its
+	# parent's exit, when cnctl reads its new parent from /proc.
+	mkfifo "$dir/go"
+	"$ARG" <"$dir/go" >"$dir/work" &
+	wl=$!
+	exec 9>"$dir/go"
+	for m in subreaper-middle:14 init-orphan:17; do
+		await "$dir/work" "^process ${m%:*} "
+		mp=$(awk -v n="${m%:*}" '$2 == n { print $3 }' "$dir/work")
+		await "$dir/out" "^[^ ]+ +exit +$mp .*  exit ${m#*:}$"
+		printf x >&9
+	done
+	exec 9>&-
+	wait "$wl" || fail "the exits workload failed"
+	w=$(sed -n 's/^workload //p' "$dir/work")
+	grep '^process ' "$dir/work" >"$dir/procs"
+	[ "$(wc -l <"$dir/procs")" -ge 14 ] || fail "the exits workload reported too few processes"
+	last=$(tail -n 1 "$dir/procs" | awk '{ print $3 }')
+	await "$dir/out" "^[^ ]+ +exit +$last .*  exit [0-9]+$"
+	finish
+	while read -r _ name pid st ppid; do
+		[ $((st & 127)) = 0 ] || fail "$name: killed, not a case of this check"
+		lines=$(grep -E "^[^ ]+ +exit +$pid .*  exit [0-9]+$" "$dir/out")
+		[ "$(grep -c . <<<"$lines")" = 1 ] || fail "$name $pid: not one exit line: '$lines'"
+		[[ $lines == *"  exit $((st >> 8))" ]] || fail "$name $pid: not exit $((st >> 8)): '$lines'"
+		[ "$(awk '{ print $4 }' <<<"$lines")" = "$ppid" ] || fail "$name $pid: parent not $ppid: '$lines'"
+	done <"$dir/procs"
+	x=$(awk '$2 == "thread-exec" { print $3 }' "$dir/procs")
+	grep -qE "^[^ ]+ +exec +$x +$w " "$dir/out" || fail "thread-exec $x: no exec line with parent $w"
+	echo "ok: $(wc -l <"$dir/procs") processes, one exit line each, as their waitpid saw them"
 	;;
 *)
 	echo "unknown case $CASE"
