@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <libcn.h>
 #include <stdio.h>
-#include <sys/wait.h>
 
 int main(void)
 {
@@ -15,6 +14,7 @@ int main(void)
 	struct cn_proc_tracker *t = cn_proc_tracker_new(NULL);
 	const struct cn_proc_entry *e;
 	struct cn_proc_event ev;
+	char status[48];
 	int r;
 
 	if (!s || !t || cn_proc_listen(s, CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_EXIT, 1000) < 0 ||
@@ -31,11 +31,8 @@ int main(void)
 		if (r == -ENOBUFS || !(e = cn_proc_tracker_event(t, &ev)) ||
 		    !(e->flags & CN_PROC_ENTRY_EXITED))
 			continue; /* not an exit, or a thread's only */
-		if (WIFSIGNALED(e->status))
-			printf("pid %d killed by signal %d%s\n", e->pid, WTERMSIG(e->status),
-			       WCOREDUMP(e->status) ? " (core dumped)" : "");
-		else
-			printf("pid %d exited with status %d\n", e->pid, WEXITSTATUS(e->status));
+		cn_proc_status_text(e->status, status, sizeof(status));
+		printf("pid %d %s\n", e->pid, status); /* "exited with status 3" */
 	}
 	cn_proc_tracker_free(t);
 	cn_close(s);

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libcn.h>
@@ -23,6 +22,7 @@
 static void print_event(const struct cn_proc_event *ev, const struct cn_proc_entry *e)
 {
 	int thread = ev->pid != ev->tgid;
+	char status[48];
 
 	switch (ev->what) {
 	case CN_PROC_FORK:
@@ -36,11 +36,8 @@ static void print_event(const struct cn_proc_event *ev, const struct cn_proc_ent
 			printf("thread %d of pid %d ended\n", ev->pid, ev->tgid);
 		if (!e || !(e->flags & CN_PROC_ENTRY_EXITED))
 			break; /* the process runs on */
-		if (WIFSIGNALED(e->status))
-			printf("pid %d killed by signal %d%s\n", e->pid, WTERMSIG(e->status),
-			       WCOREDUMP(e->status) ? " (core dumped)" : "");
-		else
-			printf("pid %d exited with status %d\n", e->pid, WEXITSTATUS(e->status));
+		cn_proc_status_text(e->status, status, sizeof(status));
+		printf("pid %d %s\n", e->pid, status);
 		break;
 	default:
 		if (thread)

@@ -10,7 +10,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <systemd/sd-event.h>
 
 #include <libcn.h>
@@ -25,6 +24,7 @@ static int on_readable(sd_event_source *src, int fd, uint32_t revents, void *arg
 	struct monitor *m = arg;
 	const struct cn_proc_entry *e;
 	struct cn_proc_event ev;
+	char status[48];
 	int r;
 
 	(void)src;
@@ -41,11 +41,8 @@ static int on_readable(sd_event_source *src, int fd, uint32_t revents, void *arg
 		e = cn_proc_tracker_event(m->t, &ev);
 		if (!e || !(e->flags & CN_PROC_ENTRY_EXITED))
 			continue; /* not an exit, or a thread's only */
-		if (WIFSIGNALED(e->status))
-			printf("pid %d killed by signal %d%s\n", e->pid, WTERMSIG(e->status),
-			       WCOREDUMP(e->status) ? " (core dumped)" : "");
-		else
-			printf("pid %d exited with status %d\n", e->pid, WEXITSTATUS(e->status));
+		cn_proc_status_text(e->status, status, sizeof(status));
+		printf("pid %d %s\n", e->pid, status);
 	}
 	/* Drained: the table right again after loss, once the losses stop
 	 * (a loss that is not over yet waits for the next wake-up). */

@@ -696,6 +696,16 @@ CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 CN_EXPORT const char *cn_proc_what_name(uint32_t what);
 
 /*
+ * Put a wait(2) status (cn_proc_entry.status of a process's exit, or an exit
+ * event's exit_code) in words into buf (size bytes, NUL-terminated, cut to
+ * fit): "exited with status N", "killed by signal N", with " (core dumped)"
+ * when it dumped core, or "status 0xN" for anything else. Returns the length
+ * of the whole text (as snprintf: a result >= size was cut), or -EINVAL for
+ * a NULL buf with size > 0.
+ */
+CN_EXPORT int cn_proc_status_text(uint32_t status, char *buf, size_t size);
+
+/*
  * Parse a comma-separated list of event names as printed by
  * cn_proc_what_name ("fork,exec,exit"; also "all" and "nonzero_exit", the
  * latter meaning exits with a non-zero status) into a CN_PROC_* mask.
