@@ -299,9 +299,9 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	 * one a sync found after the fork is the same task. */
 	sl = lookup(t, ev->pid);
 	counted = sl && scanned_before(sl, ev);
-	if (thread && !counted && (proc = process_of(t, ev->tgid)))
-		proc->threads++;
 	if (thread && (t->flags & CN_PROC_TRACKER_NO_THREADS)) {
+		if ((proc = process_of(t, ev->tgid)))
+			proc->threads++;
 		errno = ENOENT;
 		return NULL;
 	}
@@ -310,7 +310,9 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	if (!sl)
 		sl = insert(t, ev->pid);
 	if (!sl)
-		return found(NULL);
+		return found(NULL); /* not stored: not counted either */
+	if (thread && !counted && (proc = process_of(t, ev->tgid)))
+		proc->threads++;
 	if (!thread && !counted)
 		sl->threads = sl->core = 0;
 	/* The child starts with its creator's name: a thread's is its
