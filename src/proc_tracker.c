@@ -429,17 +429,35 @@ static const struct cn_proc_entry *thread_gone(struct cn_proc_tracker *t, struct
 }
 
 /* An exit of a task the last sync reported vanished, whose exit happened
- * while /proc was being read: returned once more, flagged, then gone. */
+ * while /proc was being read: returned once more, flagged, then gone. A
+ * thread's ends its process if its main thread has exited and no other
+ * thread is left: the process, also reported vanished by that sync (a
+ * zombie main thread without threads), or live. */
 static const struct cn_proc_entry *vanished_exit(struct cn_proc_tracker *t, struct cn_proc_slot *sl,
 						 const struct cn_proc_event *ev)
 {
+	struct cn_proc_entry thread = sl->e;
+	struct cn_proc_slot *proc;
+
+	if (ev->pid != ev->tgid) {
+		remove_slot(t, sl);
+		proc = lookup(t, ev->tgid);
+		if (!proc || proc->e.tgid != ev->tgid ||
+		    !(proc->e.flags & CN_PROC_ENTRY_MAIN_EXITED) || proc->threads) {
+			t->gone = thread;
+			return &t->gone;
+		}
+		if (visible(proc))
+			return process_gone(t, proc, ev);
+		sl = proc;
+	}
 	t->gone = sl->e;
 	if (ev->parent_tgid)
 		t->gone.ppid = ev->parent_tgid;
-	if (ev->pid == ev->tgid) {
-		t->gone.flags |= CN_PROC_ENTRY_EXITED;
-		t->gone.status = ev->exit_code;
-	}
+	t->gone.flags |= CN_PROC_ENTRY_EXITED;
+	t->gone.status = ev->exit_code;
+	if (WIFSIGNALED(t->gone.status) && sl->core)
+		t->gone.status |= WCOREFLAG;
 	remove_slot(t, sl);
 	return &t->gone;
 }

@@ -664,6 +664,39 @@ static void test_exec_from_a_thread(void **state)
 	cn_proc_tracker_free(t);
 }
 
+/* The last thread of a process whose main thread has exited ends while a
+ * sync reads /proc: both reported vanished, then the thread's exit event is
+ * the process's after all (EXITED, VANISHED). */
+static void test_last_thread_ends_during_a_sync(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	const struct cn_proc_entry *e;
+	struct cn_proc_event ev;
+
+	(void)state;
+	fake_zombie(900, 900, 100, "server", 800, 2);
+	fake_task(900, 901, 100, "server", 810);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_true(cn_proc_tracker_find(t, 900)->flags & CN_PROC_ENTRY_MAIN_EXITED);
+	/* 901 gone, its event on its way: the process too (a zombie main
+	 * thread without threads). */
+	rm_task(900);
+	fake_zombie(900, 900, 100, "server", 800, 1);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 2);
+	assert_null(cn_proc_tracker_find(t, 900));
+	ev = ev_simple(CN_PROC_EXIT, 901, 900, mono_ns());
+	ev.exit_code = 2 << 8;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 900);
+	assert_int_equal(e->flags & (CN_PROC_ENTRY_EXITED | CN_PROC_ENTRY_VANISHED),
+			 CN_PROC_ENTRY_EXITED | CN_PROC_ENTRY_VANISHED);
+	assert_int_equal(e->status, 2 << 8);
+	/* Gone for good: a second exit finds nothing. */
+	assert_null(cn_proc_tracker_event(t, &ev));
+	cn_proc_tracker_free(t);
+}
+
 /* A core dump of a threaded process: only the dumping thread's exit
  * carries the core bit, the last exit may be another thread's. Under
  * NO_THREADS the threads are counted (num_threads), not kept. */
@@ -795,6 +828,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reparent_at_last_thread_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exec_from_a_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_core_dump_of_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_thread_ends_during_a_sync, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_zombies_are_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),
