@@ -1,7 +1,8 @@
 /*
  * proc_monitor_epoll.c - process events in an epoll loop, the way a daemon
  * integrates libcn: a non-blocking socket, batch receive, a signalfd for a
- * clean exit, and loss reported instead of hidden.
+ * clean exit, loss reported instead of hidden, and a process tracker that
+ * tells a process's exit from a thread's (cn_proc_tracker(3)).
  */
 #include <errno.h>
 #include <signal.h>
@@ -9,17 +10,19 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <libcn.h>
 
 /* One line per event. pid != tgid: the event is about a thread (pid) of
- * process tgid, not about the process; an exit is told as the parent's
- * wait(2) tells it (a status, or the signal and a core dump). */
-static void print_event(const struct cn_proc_event *ev)
+ * process tgid, not about the process. A process's exit is told once, when
+ * the tracker says it is gone (its last thread, not always its main one,
+ * has exited), as the parent's wait(2) tells it (a status, or the signal
+ * and a core dump); e is the tracker's entry for the event. */
+static void print_event(const struct cn_proc_event *ev, const struct cn_proc_entry *e)
 {
 	int thread = ev->pid != ev->tgid;
+	char status[48];
 
 	switch (ev->what) {
 	case CN_PROC_FORK:
@@ -31,12 +34,10 @@ static void print_event(const struct cn_proc_event *ev)
 	case CN_PROC_EXIT:
 		if (thread)
 			printf("thread %d of pid %d ended\n", ev->pid, ev->tgid);
-		else if (WIFSIGNALED(ev->exit_code))
-			printf("pid %d killed by signal %d%s\n", ev->pid, WTERMSIG(ev->exit_code),
-			       WCOREDUMP(ev->exit_code) ? " (core dumped)" : "");
-		else
-			printf("pid %d exited with status %d\n", ev->pid,
-			       WEXITSTATUS(ev->exit_code));
+		if (!e || !(e->flags & CN_PROC_ENTRY_EXITED))
+			break; /* the process runs on */
+		cn_proc_status_text(e->status, status, sizeof(status));
+		printf("pid %d %s\n", e->pid, status);
 		break;
 	default:
 		if (thread)
@@ -52,7 +53,7 @@ static void print_event(const struct cn_proc_event *ev)
  * cn_proc_recv_batch reads up to 64 events per system call and decodes
  * them where they were read; a gap before an event it skipped (an ack) is
  * added to the next event's lost_before, so nothing lost goes unreported. */
-static void drain(struct cn_sock *s)
+static void drain(struct cn_sock *s, struct cn_proc_tracker *t)
 {
 	struct cn_proc_event ev[64];
 
@@ -61,6 +62,7 @@ static void drain(struct cn_sock *s)
 
 		if (got == -ENOBUFS) {
 			fprintf(stderr, "overrun: events lost\n");
+			cn_proc_tracker_lost(t);
 			continue;
 		}
 		if (got < 0)
@@ -69,7 +71,7 @@ static void drain(struct cn_sock *s)
 			if (ev[k].lost_before)
 				fprintf(stderr, "%u events lost before this one\n",
 					ev[k].lost_before);
-			print_event(&ev[k]);
+			print_event(&ev[k], cn_proc_tracker_event(t, &ev[k]));
 		}
 	}
 	fflush(stdout);
@@ -79,13 +81,14 @@ int main(void)
 {
 	struct cn_open_opts o = { .sz = sizeof(o), .flags = CN_OPEN_NONBLOCK, .rcvbuf = 4 << 20 };
 	struct epoll_event e, ready[2];
+	struct cn_proc_tracker *t = cn_proc_tracker_new(NULL);
 	struct cn_proc_stats st;
 	struct cn_sock *s;
 	sigset_t sigs;
 	int ep, sfd, running = 1;
 
 	s = cn_open(NETLINK_CONNECTOR, &o);
-	if (!s || cn_proc_listen(s, 0, 1000) < 0) {
+	if (!s || !t || cn_proc_listen(s, 0, 1000) < 0 || cn_proc_tracker_sync(t, NULL, NULL) < 0) {
 		fprintf(stderr, "proc_monitor_epoll: %s\n", strerror(errno));
 		return 1;
 	}
@@ -101,19 +104,26 @@ int main(void)
 	epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &e);
 
 	while (running) {
-		int n = epoll_wait(ep, ready, 2, -1);
+		/* After loss, the tracker's rescan of /proc once losses stop. */
+		int due = cn_proc_tracker_sync_timeout(t), n;
 
+		if (due == 0) {
+			cn_proc_tracker_sync(t, NULL, NULL);
+			due = -1;
+		}
+		n = epoll_wait(ep, ready, 2, due);
 		for (int i = 0; i < n; i++) {
 			if (ready[i].data.fd == sfd) {
 				running = 0;
 				continue;
 			}
-			drain(s);
+			drain(s, t);
 		}
 	}
 	cn_proc_stats(s, &st);
 	fprintf(stderr, "%llu events, %llu lost, %llu overruns\n", (unsigned long long)st.events,
 		(unsigned long long)st.lost, (unsigned long long)st.overruns);
+	cn_proc_tracker_free(t);
 	cn_close(s);
 	close(ep);
 	close(sfd);

@@ -1,54 +1,66 @@
 /*
  * proc_monitor_sd_event.c - process exits in a systemd sd-event loop: the
  * socket's fd is an I/O source; each wake-up drains the socket. An exit is
- * told as the parent's wait(2) tells it (a status, or the signal and a core
- * dump); a thread's end is not its process's exit.
+ * told once, when the process is gone (its last thread, not always its main
+ * one, has exited), as the parent's wait(2) tells it (a status, or the
+ * signal and a core dump): the tracker follows forks, execs and exits to
+ * tell (cn_proc_tracker(3)).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <systemd/sd-event.h>
 
 #include <libcn.h>
 
+struct monitor {
+	struct cn_sock *s;
+	struct cn_proc_tracker *t;
+};
+
 static int on_readable(sd_event_source *src, int fd, uint32_t revents, void *arg)
 {
-	struct cn_sock *s = arg;
+	struct monitor *m = arg;
+	const struct cn_proc_entry *e;
 	struct cn_proc_event ev;
+	char status[48];
 	int r;
 
 	(void)src;
 	(void)fd;
 	(void)revents;
-	while ((r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT)) == 0 || r == -ENOBUFS) {
+	while ((r = cn_proc_recv(m->s, &ev, CN_RECV_DONTWAIT)) == 0 || r == -ENOBUFS) {
 		if (r == -ENOBUFS) {
 			fprintf(stderr, "overrun: events lost\n");
+			cn_proc_tracker_lost(m->t);
 			continue;
 		}
 		if (ev.lost_before)
 			fprintf(stderr, "%u events lost before this one\n", ev.lost_before);
-		if (ev.pid != ev.tgid)
-			continue; /* one thread ended, not its process */
-		if (WIFSIGNALED(ev.exit_code))
-			printf("pid %d killed by signal %d%s\n", ev.tgid, WTERMSIG(ev.exit_code),
-			       WCOREDUMP(ev.exit_code) ? " (core dumped)" : "");
-		else
-			printf("pid %d exited with status %d\n", ev.tgid,
-			       WEXITSTATUS(ev.exit_code));
+		e = cn_proc_tracker_event(m->t, &ev);
+		if (!e || !(e->flags & CN_PROC_ENTRY_EXITED))
+			continue; /* not an exit, or a thread's only */
+		cn_proc_status_text(e->status, status, sizeof(status));
+		printf("pid %d %s\n", e->pid, status);
 	}
+	/* Drained: the table right again after loss, once the losses stop
+	 * (a loss that is not over yet waits for the next wake-up). */
+	if (cn_proc_tracker_sync_timeout(m->t) == 0)
+		cn_proc_tracker_sync(m->t, NULL, NULL);
 	fflush(stdout);
 	return r == -EAGAIN ? 0 : r;
 }
 
 int main(void)
 {
-	struct cn_sock *s = cn_open(NETLINK_CONNECTOR, NULL);
+	struct monitor m = { cn_open(NETLINK_CONNECTOR, NULL), cn_proc_tracker_new(NULL) };
 	sd_event *loop = NULL;
 	sigset_t sigs;
 
-	if (!s || cn_proc_listen(s, CN_PROC_EXIT, 1000) < 0) {
+	if (!m.s || !m.t ||
+	    cn_proc_listen(m.s, CN_PROC_FORK | CN_PROC_EXEC | CN_PROC_EXIT, 1000) < 0 ||
+	    cn_proc_tracker_sync(m.t, NULL, NULL) < 0) {
 		fprintf(stderr, "proc_monitor_sd_event: %s\n", strerror(errno));
 		return 1;
 	}
@@ -57,12 +69,13 @@ int main(void)
 	sigaddset(&sigs, SIGTERM);
 	sigprocmask(SIG_BLOCK, &sigs, NULL);
 	if (sd_event_default(&loop) < 0 ||
-	    sd_event_add_io(loop, NULL, cn_fd(s), EPOLLIN, on_readable, s) < 0 ||
+	    sd_event_add_io(loop, NULL, cn_fd(m.s), EPOLLIN, on_readable, &m) < 0 ||
 	    sd_event_add_signal(loop, NULL, SIGINT, NULL, NULL) < 0 ||
 	    sd_event_add_signal(loop, NULL, SIGTERM, NULL, NULL) < 0)
 		return 1;
 	sd_event_loop(loop);
 	sd_event_unref(loop);
-	cn_close(s);
+	cn_proc_tracker_free(m.t);
+	cn_close(m.s);
 	return 0;
 }

@@ -32,11 +32,13 @@ static void on_event(struct cn_proc_tracker *t, const struct cn_proc_event *ev)
 {
 	const struct cn_proc_entry *e = cn_proc_tracker_event(t, ev);
 
-	/* The tracker holds processes only (NO_THREADS): a thread's exit
-	 * finds no entry. The entry an exit returns is the one removed; one
+	/* The tracker holds processes only (NO_THREADS), their threads
+	 * counted: the exit that ends a process (its last thread's, not
+	 * always its main one's) returns its entry flagged EXITED. One
 	 * flagged VANISHED was printed as vanished by a rescan already (it
 	 * ended while /proc was read, its exit came after): not twice. */
-	if (ev->what == CN_PROC_EXIT && e && !(e->flags & CN_PROC_ENTRY_VANISHED))
+	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_EXITED) &&
+	    !(e->flags & CN_PROC_ENTRY_VANISHED))
 		printf("exit %d (parent %d) %s after %.3f s\n", e->pid, e->ppid, e->comm,
 		       (double)(ev->timestamp_ns - e->start_ns) / 1e9);
 }

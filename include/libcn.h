@@ -696,6 +696,16 @@ CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 CN_EXPORT const char *cn_proc_what_name(uint32_t what);
 
 /*
+ * Put a wait(2) status (cn_proc_entry.status of a process's exit, or an exit
+ * event's exit_code) in words into buf (size bytes, NUL-terminated, cut to
+ * fit): "exited with status N", "killed by signal N", with " (core dumped)"
+ * when it dumped core, or "status 0xN" for anything else. Returns the length
+ * of the whole text (as snprintf: a result >= size was cut), or -EINVAL for
+ * a NULL buf with size > 0.
+ */
+CN_EXPORT int cn_proc_status_text(uint32_t status, char *buf, size_t size);
+
+/*
  * Parse a comma-separated list of event names as printed by
  * cn_proc_what_name ("fork,exec,exit"; also "all" and "nonzero_exit", the
  * latter meaning exits with a non-zero status) into a CN_PROC_* mask.
@@ -884,13 +894,21 @@ struct cn_proc_tracker;
  *   VANISHED    only on an exit's entry: the last sync reported the task
  *               vanished (it ended while /proc was read) and its exit event
  *               came after all
+ *   MAIN_EXITED a process whose main thread has exited (pthread_exit) while
+ *               it runs on in its other threads: still a live process
+ *   EXITED      only on an exit's entry: the process is gone, this was the
+ *               exit of its last thread, and status is what its parent's
+ *               waitpid sees; an exit's entry without it is a thread's (the
+ *               main thread's too, while other threads run on)
  */
-#define CN_PROC_ENTRY_THREAD	 0x1u
-#define CN_PROC_ENTRY_FORK	 0x2u
-#define CN_PROC_ENTRY_EXEC	 0x4u
-#define CN_PROC_ENTRY_SCANNED	 0x8u
-#define CN_PROC_ENTRY_STALE_COMM 0x10u
-#define CN_PROC_ENTRY_VANISHED	 0x20u
+#define CN_PROC_ENTRY_THREAD	  0x1u
+#define CN_PROC_ENTRY_FORK	  0x2u
+#define CN_PROC_ENTRY_EXEC	  0x4u
+#define CN_PROC_ENTRY_SCANNED	  0x8u
+#define CN_PROC_ENTRY_STALE_COMM  0x10u
+#define CN_PROC_ENTRY_VANISHED	  0x20u
+#define CN_PROC_ENTRY_MAIN_EXITED 0x40u
+#define CN_PROC_ENTRY_EXITED	  0x80u
 
 /* One live task. Owned by the tracker (the struct may grow at its end). */
 struct cn_proc_entry {
@@ -901,6 +919,9 @@ struct cn_proc_entry {
 	uint64_t start_ns; /* CLOCK_MONOTONIC ns (as cn_proc_event.timestamp_ns) it started */
 	uint64_t exec_ns;  /* CLOCK_MONOTONIC ns of its last exec; 0: none seen */
 	char comm[16];	   /* task name (comm), NUL-terminated */
+	uint32_t status;   /* with CN_PROC_ENTRY_EXITED: the process's wait(2) status
+			      (WIFEXITED, WEXITSTATUS, WTERMSIG, WCOREDUMP apply);
+			      else 0 */
 };
 
 /* cn_proc_tracker_opts.flags */
@@ -929,11 +950,21 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
 /*
  * Apply one event: fork adds the child (comm and start from the event and
  * its parent), exec renames it (reading /proc/PID/comm at once), comm
- * renames, exit removes it and gives its children (orphans now) their new
- * parent, the child subreaper or init, read from /proc (the kernel sends no
- * event for that; children a live thread of the exiting process still
- * holds are read again at each exit of one of its threads); uid, gid, sid,
- * ptrace and coredump change nothing. An event with lost_before != 0 marks
+ * renames, exit removes a thread; uid, gid, sid, ptrace and coredump change
+ * nothing. A process lives until its last thread has exited, which need
+ * not be its main thread: the main thread's exit while other threads run
+ * marks it CN_PROC_ENTRY_MAIN_EXITED, and the exit that leaves no thread
+ * removes it, returned flagged CN_PROC_ENTRY_EXITED with the wait status
+ * its parent's waitpid sees (status); its children (orphans now) get their
+ * new parent, the child subreaper or init, read from /proc (the kernel
+ * sends no event for that). An exec by any thread is the process's: the
+ * kernel ended its other threads, whose exits (and its old main thread's,
+ * which may come after the exec's event) count for nothing. Under
+ * CN_PROC_TRACKER_NO_THREADS threads are counted, not kept: a thread that
+ * ends while a sync reads /proc, or the old main thread of an exec whose
+ * exit event the kernel fills after the exec, may be counted out twice,
+ * and the process then ends at its last thread but one if its main thread
+ * has exited (cn_proc_tracker(3)). An event with lost_before != 0 marks
  * the tracker as needing a sync (it still applies the event), unless its
  * timestamp_ns is before the start of the last sync, which then repaired
  * that loss already (an overrun's gap shows on each CPU's next event, after
@@ -941,10 +972,14 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * Returns the entry the event is about, after the change; for exit, the
  * entry as it was when it was removed (with CN_PROC_ENTRY_VANISHED if the
  * last sync had reported it vanished: a task that ended during the scan,
- * whose exit was not lost after all). The pointer stays valid until the
- * next call that changes the tracker. NULL: the event is about no task (an
- * ack), or the task is unknown (not seen since the last sync: an exit, or a
- * fork whose entry did not fit), with errno ENOENT.
+ * whose exit was not lost after all), the process's (EXITED) when the exit
+ * ended it, or the live process's for a main thread that left it running
+ * (or one an exec by another thread ended). The pointer stays valid until
+ * the next call that changes the tracker. NULL: the event is about no task
+ * (an ack), or the task is unknown (not seen since the last sync: an exit,
+ * a thread's that an exec ended, or a fork whose entry did not fit), with
+ * errno ENOENT. So an exit's entry is the process's exit if and only if it
+ * has CN_PROC_ENTRY_EXITED.
  */
 CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 							    const struct cn_proc_event *ev);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* proc_names.c - names of proc event types: printing and parsing masks. */
+/* proc_names.c - names of proc event types (printing and parsing masks),
+ * and the words for an exit's wait status. */
+#include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "proc_internal.h"
 
@@ -60,4 +63,18 @@ int cn_proc_parse_mask(const char *list, uint32_t *mask)
 		return cn_fail(EINVAL);
 	*mask = m;
 	return 0;
+}
+
+int cn_proc_status_text(uint32_t status, char *buf, size_t size)
+{
+	int st = (int)status;
+
+	if (!buf && size)
+		return cn_fail(EINVAL);
+	if (WIFEXITED(st))
+		return snprintf(buf, size, "exited with status %d", WEXITSTATUS(st));
+	if (WIFSIGNALED(st))
+		return snprintf(buf, size, "killed by signal %d%s", WTERMSIG(st),
+				WCOREDUMP(st) ? " (core dumped)" : "");
+	return snprintf(buf, size, "status 0x%x", (unsigned int)status);
 }

@@ -109,6 +109,7 @@ static int parse_stat(const char *buf, struct cn_proc_task *t, long hz, int64_t 
 	t->ppid = st.ppid;
 	t->zombie = st.state == 'Z' || st.state == 'X';
 	t->live_threads = st.threads > 1;
+	t->threads = st.threads > 0 ? (uint32_t)st.threads : 1;
 	start = st.starttime;
 	ns = (int64_t)(start / (unsigned long long)hz) * 1000000000 +
 	     (int64_t)(start % (unsigned long long)hz) * (1000000000 / hz) + offset;

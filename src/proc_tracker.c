@@ -9,23 +9,25 @@
  * leaving tombstones, so probe sequences stay short however many tasks come
  * and go.
  *
+ * A process is gone when its last thread has exited, which need not be
+ * its main thread (docs/DESIGN.md, "Process exits"): its slot stays, with
+ * its threads counted, until then; an exec by any of its threads is its
+ * exec and leaves it one thread.
+ *
  * The kernel sends no event when it gives orphans a new parent (the child
- * subreaper, or init): when a process with children in the table exits,
+ * subreaper, or init): when a process with children in the table is gone,
  * their parents are read again from /proc (their new one is set by then:
- * do_exit reparents before it sends the exit event). A process's exit
- * event is its main thread's, but a thread's children go first to another
- * live thread of its process (the same PPid), and to the reaper only when
- * the last thread exits: children that still name the process after its
- * main thread's exit are read again at each later exit of one of its
- * threads (struct cn_proc_slot, exited).
+ * each thread's do_exit reparents before it sends its exit event, and a
+ * thread's children stay in its process while another thread lives).
  *
  * After loss, a rescan is due once the losses stop for SYNC_QUIET_NS (or
  * SYNC_BLIND_MAX_NS after the first): a reader that overruns again and again
  * in one burst rescans once, after it, not once per overrun.
  */
 #include <fcntl.h>
-#include <time.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "opts.h"
@@ -84,11 +86,10 @@ static struct cn_proc_slot *lookup(const struct cn_proc_tracker *t, pid_t pid)
 }
 
 /* A live task's slot, one that find and next show: not one a sync found
- * vanished (see sync's sweep), nor an exited main thread kept for its
- * children. */
+ * vanished (see sync's sweep). */
 static int visible(const struct cn_proc_slot *sl)
 {
-	return !(sl->e.flags & CN_PROC_ENTRY_VANISHED) && !sl->exited;
+	return !(sl->e.flags & CN_PROC_ENTRY_VANISHED);
 }
 
 static struct cn_proc_slot *lookup_live(const struct cn_proc_tracker *t, pid_t pid)
@@ -96,6 +97,14 @@ static struct cn_proc_slot *lookup_live(const struct cn_proc_tracker *t, pid_t p
 	struct cn_proc_slot *sl = lookup(t, pid);
 
 	return sl && visible(sl) ? sl : NULL;
+}
+
+/* The live slot of process tgid (its main thread's pid), or NULL. */
+static struct cn_proc_slot *process_of(const struct cn_proc_tracker *t, pid_t tgid)
+{
+	struct cn_proc_slot *sl = lookup_live(t, tgid);
+
+	return sl && sl->e.tgid == tgid ? sl : NULL;
 }
 
 /* The slot for a new task `pid` (not in the table), or NULL when full. */
@@ -214,16 +223,13 @@ static const struct cn_proc_entry *found(const struct cn_proc_slot *sl)
 }
 
 /* The slot that counts a live process entry among its children: its
- * parent's, live or exited with children left (threads count for none). */
+ * parent's (threads count for none). */
 static struct cn_proc_slot *parent_of(const struct cn_proc_tracker *t,
 				      const struct cn_proc_slot *sl)
 {
-	struct cn_proc_slot *p;
-
 	if (!visible(sl) || (sl->e.flags & CN_PROC_ENTRY_THREAD))
 		return NULL;
-	p = lookup(t, sl->e.ppid);
-	return p && !(p->e.flags & CN_PROC_ENTRY_VANISHED) ? p : NULL;
+	return lookup_live(t, sl->e.ppid);
 }
 
 /* Give the task in sl the parent ppid, keeping the parents' child counts. */
@@ -239,9 +245,9 @@ static void set_parent(struct cn_proc_tracker *t, struct cn_proc_slot *sl, pid_t
 		p->children++;
 }
 
-/* A thread of process `pid` exited: the tasks that named it as their
- * parent may have a new one (the subreaper or init: the kernel has set it
- * by the time it sends the exit event), read from /proc. A task gone from
+/* Process `pid` is gone: the tasks that named it as their parent have a
+ * new one (the subreaper or init: the kernel has set it by the time it
+ * sends the last thread's exit event), read from /proc. A task gone from
  * /proc too keeps the old one; its own exit event is on its way. */
 static void reparent_children(struct cn_proc_tracker *t, pid_t pid)
 {
@@ -257,52 +263,58 @@ static void reparent_children(struct cn_proc_tracker *t, pid_t pid)
 	}
 }
 
-/* Drop the exited main thread's slot of process `pid` if no child names it
- * any more. */
-static void drop_if_done(struct cn_proc_tracker *t, pid_t pid)
+/* Remove the threads of process tgid but its main thread: its exec ended
+ * them (de_thread). Removal may shift a later entry into slot i: look at i
+ * again then. */
+static void remove_threads_of(struct cn_proc_tracker *t, pid_t tgid)
 {
-	struct cn_proc_slot *p = lookup(t, pid);
+	for (uint32_t i = 0; i <= t->mask;) {
+		struct cn_proc_slot *sl = &t->slot[i];
 
-	if (p && p->exited && !p->children)
-		remove_slot(t, p);
+		if (sl->e.pid && sl->e.tgid == tgid && sl->e.pid != tgid) {
+			remove_slot(t, sl);
+			continue;
+		}
+		i++;
+	}
 }
 
-/* A thread of process `pid` exited: if its main thread exited before with
- * children left to another thread, read their parents again. */
-static void reparent_pending(struct cn_proc_tracker *t, pid_t pid)
+/* Does sl hold the task this fork event is about, found by a sync that ran
+ * after the fork (its event read only now)? Then it is counted already. */
+static int scanned_before(const struct cn_proc_slot *sl, const struct cn_proc_event *ev)
 {
-	struct cn_proc_slot *p = lookup(t, pid);
+	uint64_t a = sl->e.start_ns, b = ev->timestamp_ns;
 
-	if (!p || !p->exited)
-		return;
-	reparent_children(t, pid);
-	drop_if_done(t, pid);
+	return visible(sl) && (sl->e.flags & CN_PROC_ENTRY_SCANNED) && sl->e.tgid == ev->tgid &&
+	       (a > b ? a - b : b - a) <= SAME_START_NS;
 }
 
 static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 						 const struct cn_proc_event *ev)
 {
-	int thread = ev->pid != ev->tgid;
-	struct cn_proc_slot *sl, *parent;
+	int thread = ev->pid != ev->tgid, counted;
+	struct cn_proc_slot *sl, *parent, *proc;
 
+	/* A stale entry for a reused pid (its exit was lost) is replaced;
+	 * one a sync found after the fork is the same task. */
+	sl = lookup(t, ev->pid);
+	counted = sl && scanned_before(sl, ev);
 	if (thread && (t->flags & CN_PROC_TRACKER_NO_THREADS)) {
+		if ((proc = process_of(t, ev->tgid)))
+			proc->threads++;
 		errno = ENOENT;
 		return NULL;
-	}
-	/* A stale entry for a reused pid (its exit was lost) is replaced. */
-	sl = lookup(t, ev->pid);
-	if (sl && sl->exited) {
-		/* The pid's old process is gone entirely (the last exit lost). */
-		reparent_children(t, ev->pid);
-		remove_slot(t, sl);
-		sl = NULL;
 	}
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED))
 		t->live++; /* alive again, as a new task */
 	if (!sl)
 		sl = insert(t, ev->pid);
 	if (!sl)
-		return found(NULL);
+		return found(NULL); /* not stored: not counted either */
+	if (thread && !counted && (proc = process_of(t, ev->tgid)))
+		proc->threads++;
+	if (!thread && !counted)
+		sl->threads = sl->core = 0;
 	/* The child starts with its creator's name: a thread's is its
 	 * process's main thread, a fork's the forking thread's. */
 	parent = lookup_live(t, thread ? ev->tgid : ev->parent_pid);
@@ -338,18 +350,20 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 		sl->e.tgid = ev->tgid;
 		sl->e.start_ns = ev->timestamp_ns;
 		sl->gen = t->gen;
+		sl->threads = sl->core = 0;
 		t->live++;
 	}
-	if (sl && sl->exited) {
-		/* A thread's exec made it the main thread, under the process
-		 * id (de_thread): the process lives on. */
-		struct cn_proc_slot *parent;
-
-		sl->exited = 0;
-		t->live++;
-		parent = parent_of(t, sl);
-		if (parent)
-			parent->children++;
+	if (sl && (sl->threads || (sl->e.flags & CN_PROC_ENTRY_MAIN_EXITED))) {
+		/* An exec by any thread is the process's: the kernel ended the
+		 * other threads and gave the exec'ing one the process id
+		 * (de_thread), with the process's parent. Exits of those
+		 * threads still to come find no entry and count for nothing. */
+		if (!(t->flags & CN_PROC_TRACKER_NO_THREADS)) {
+			remove_threads_of(t, ev->tgid);
+			sl = lookup(t, ev->pid); /* removal may have moved it */
+		}
+		sl->threads = 0;
+		sl->e.flags &= ~CN_PROC_ENTRY_MAIN_EXITED;
 	}
 	if (!sl) {
 		/* Not seen (lost, or not tracked): known from now on. */
@@ -371,43 +385,122 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 	return &sl->e;
 }
 
-static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
-						 const struct cn_proc_event *ev)
+/* Process proc's last thread exited with event ev: the process is gone.
+ * Returns its entry as it was, flagged EXITED, with the wait status its
+ * parent sees: the last exit's code (a group exit gives every thread its
+ * code; without one, the kernel takes the last thread's), with the core
+ * dump bit that only the dumping thread's exit carries. */
+static const struct cn_proc_entry *
+process_gone(struct cn_proc_tracker *t, struct cn_proc_slot *proc, const struct cn_proc_event *ev)
 {
-	struct cn_proc_slot *sl = lookup(t, ev->pid), *parent;
-	pid_t parent_pid = 0;
+	struct cn_proc_slot *parent = parent_of(t, proc);
+	uint32_t status = ev->exit_code;
 
-	if (!sl || sl->exited) {
-		/* Not tracked (a thread under NO_THREADS, a lost fork), or the
-		 * pid of an exited main thread, reused by a task whose fork was
-		 * lost or taken by a thread's exec. */
-		reparent_pending(t, sl ? ev->pid : ev->tgid);
-		return found(NULL);
-	}
-	/* A task the last sync reported vanished, whose exit happened while
-	 * /proc was being read: returned once more, flagged, then gone. */
-	t->gone = sl->e;
+	if (WIFSIGNALED(status) && proc->core)
+		status |= WCOREFLAG;
+	t->gone = proc->e;
+	t->gone.flags = (t->gone.flags & ~CN_PROC_ENTRY_MAIN_EXITED) | CN_PROC_ENTRY_EXITED;
+	t->gone.status = status;
 	/* The parent it had at the end (a thread's exit names none). */
 	if (ev->parent_tgid)
 		t->gone.ppid = ev->parent_tgid;
-	parent = parent_of(t, sl);
-	if (parent) {
-		if (parent->children)
-			parent->children--;
-		parent_pid = parent->e.pid;
-	}
-	if (sl->children && ev->pid == ev->tgid) {
-		/* Kept, hidden, until its children have their new parent. */
-		sl->exited = 1;
-		t->live--;
-	} else {
-		remove_slot(t, sl);
-	}
-	reparent_pending(t, ev->tgid);
-	/* An exited parent that waited for this child only. */
-	if (parent_pid)
-		drop_if_done(t, parent_pid);
+	if (parent && parent->children)
+		parent->children--;
+	if (proc->children)
+		reparent_children(t, proc->e.pid);
+	remove_slot(t, proc);
 	return &t->gone;
+}
+
+/* One thread of process proc (main or not) ended: it ends the process once
+ * its main thread has exited and no other thread is left. */
+static const struct cn_proc_entry *thread_gone(struct cn_proc_tracker *t, struct cn_proc_slot *proc,
+					       const struct cn_proc_event *ev, int main)
+{
+	if (ev->exit_code & WCOREFLAG)
+		proc->core = 1;
+	if (main)
+		proc->e.flags |= CN_PROC_ENTRY_MAIN_EXITED;
+	else if (proc->threads)
+		proc->threads--;
+	if ((proc->e.flags & CN_PROC_ENTRY_MAIN_EXITED) && !proc->threads)
+		return process_gone(t, proc, ev);
+	return NULL;
+}
+
+/* An exit of a task the last sync reported vanished, whose exit happened
+ * while /proc was being read: returned once more, flagged, then gone. A
+ * thread's ends its process if its main thread has exited and no other
+ * thread is left: the process, also reported vanished by that sync (a
+ * zombie main thread without threads), or live. */
+static const struct cn_proc_entry *vanished_exit(struct cn_proc_tracker *t, struct cn_proc_slot *sl,
+						 const struct cn_proc_event *ev)
+{
+	struct cn_proc_entry thread = sl->e;
+	struct cn_proc_slot *proc;
+
+	if (ev->pid != ev->tgid) {
+		remove_slot(t, sl);
+		proc = lookup(t, ev->tgid);
+		if (!proc || proc->e.tgid != ev->tgid ||
+		    !(proc->e.flags & CN_PROC_ENTRY_MAIN_EXITED) || proc->threads) {
+			t->gone = thread;
+			return &t->gone;
+		}
+		if (visible(proc))
+			return process_gone(t, proc, ev);
+		sl = proc;
+	}
+	t->gone = sl->e;
+	if (ev->parent_tgid)
+		t->gone.ppid = ev->parent_tgid;
+	t->gone.flags |= CN_PROC_ENTRY_EXITED;
+	t->gone.status = ev->exit_code;
+	if (WIFSIGNALED(t->gone.status) && sl->core)
+		t->gone.status |= WCOREFLAG;
+	remove_slot(t, sl);
+	return &t->gone;
+}
+
+static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
+						 const struct cn_proc_event *ev)
+{
+	struct cn_proc_slot *sl = lookup(t, ev->pid), *proc;
+	const struct cn_proc_entry *done;
+	int main = ev->pid == ev->tgid;
+
+	if (sl && !visible(sl) && sl->e.tgid == ev->tgid)
+		return vanished_exit(t, sl, ev);
+	if (main) {
+		if (!sl || sl->e.tgid != ev->tgid)
+			return found(NULL); /* not tracked */
+		/* Its main thread's exit again, or the old main thread that a
+		 * thread's exec ended (de_thread), read after the exec's event
+		 * (it started before it): the live process. */
+		if ((sl->e.flags & CN_PROC_ENTRY_MAIN_EXITED) ||
+		    (sl->e.exec_ns && ev->timestamp_ns < sl->e.exec_ns))
+			return &sl->e;
+		done = thread_gone(t, sl, ev, 1);
+		return done ? done : &sl->e; /* the process runs on */
+	}
+	if (sl && sl->e.tgid == ev->tgid && (sl->e.flags & CN_PROC_ENTRY_THREAD)) {
+		t->gone = sl->e;
+		remove_slot(t, sl);
+		proc = process_of(t, ev->tgid);
+		done = proc ? thread_gone(t, proc, ev, 0) : NULL;
+		return done ? done : &t->gone;
+	}
+	/* A thread not tracked: under NO_THREADS one of the counted ones,
+	 * unless it started before the process's last exec, which ended it
+	 * (otherwise a thread whose fork was lost, or one an exec ended). */
+	proc = process_of(t, ev->tgid);
+	if (proc && (t->flags & CN_PROC_TRACKER_NO_THREADS) &&
+	    !(proc->e.exec_ns && ev->timestamp_ns < proc->e.exec_ns)) {
+		done = thread_gone(t, proc, ev, 0);
+		if (done)
+			return done;
+	}
+	return found(NULL);
 }
 
 const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
@@ -500,32 +593,30 @@ int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t)
 	return (int)((due - now + 999999) / 1000000);
 }
 
-/* Count again every entry's children (after a sync changed parents), and
- * drop the exited main threads that no child names now. */
+/* Count again every entry's children (after a sync changed parents) and,
+ * unless NO_THREADS (where the scan read each process's count), every
+ * process's threads: the ones in the table. */
 static void count_children(struct cn_proc_tracker *t)
 {
+	int threads = !(t->flags & CN_PROC_TRACKER_NO_THREADS);
 	uint32_t i;
 
-	for (i = 0; i <= t->mask; i++)
-		t->slot[i].children = 0;
 	for (i = 0; i <= t->mask; i++) {
-		struct cn_proc_slot *p;
+		t->slot[i].children = 0;
+		if (threads)
+			t->slot[i].threads = 0;
+	}
+	for (i = 0; i <= t->mask; i++) {
+		struct cn_proc_slot *sl = &t->slot[i], *p;
 
-		if (!t->slot[i].e.pid)
+		if (!sl->e.pid || !visible(sl))
 			continue;
-		p = parent_of(t, &t->slot[i]);
+		p = parent_of(t, sl);
 		if (p)
 			p->children++;
-	}
-	/* Removal may shift a later entry into slot i: look at i again. */
-	for (i = 0; i <= t->mask;) {
-		struct cn_proc_slot *sl = &t->slot[i];
-
-		if (sl->e.pid && sl->exited && !sl->children) {
-			remove_slot(t, sl);
-			continue;
-		}
-		i++;
+		if (threads && (sl->e.flags & CN_PROC_ENTRY_THREAD) &&
+		    (p = process_of(t, sl->e.tgid)))
+			p->threads++;
 	}
 }
 
@@ -550,11 +641,19 @@ static void report(struct sync_ctx *c, const struct cn_proc_entry *e, enum cn_pr
 		c->fn(e, ch, c->arg);
 }
 
+/* A zombie main thread whose process runs on in other threads. */
+static int main_exited(const struct cn_proc_task *task)
+{
+	return task->zombie && task->pid == task->tgid && task->live_threads;
+}
+
 static void fill_scanned(struct cn_proc_slot *sl, const struct cn_proc_task *task)
 {
 	sl->e.tgid = task->tgid;
 	sl->e.ppid = task->ppid;
-	sl->e.flags = CN_PROC_ENTRY_SCANNED | (task->pid != task->tgid ? CN_PROC_ENTRY_THREAD : 0);
+	sl->e.flags = CN_PROC_ENTRY_SCANNED | (task->pid != task->tgid ? CN_PROC_ENTRY_THREAD : 0) |
+		      (main_exited(task) ? CN_PROC_ENTRY_MAIN_EXITED : 0);
+	sl->core = 0;
 	sl->e.start_ns = task->start_ns;
 	sl->e.exec_ns = 0;
 	memcpy(sl->e.comm, task->comm, sizeof(sl->e.comm));
@@ -581,24 +680,14 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	/* A zombie has exited: its exit event is sent (do_exit sends it
 	 * before the parent can reap), so it is not added, and an entry of it
 	 * is not seen (reported vanished, kept until its exit comes or the
-	 * next sync) unless it is a main thread whose process runs on. */
-	if (task->zombie && (!sl || task->pid != task->tgid || !task->live_threads))
+	 * next sync), unless it is a main thread whose process runs on: the
+	 * process lives. */
+	if (task->zombie && !main_exited(task))
 		return 0;
-	if (sl && sl->exited && same_task(&sl->e, task)) {
-		/* The exited main thread, a zombie while its process's other
-		 * threads run: kept for its children. */
-		sl->gen = t->gen;
-		return 0;
-	}
-	if (sl && sl->exited) {
-		/* Its pid reused by a task whose fork was lost. */
-		fill_scanned(sl, task);
-		sl->exited = 0;
-		sl->gen = t->gen;
-		t->live++;
-		report(c, &sl->e, CN_PROC_APPEARED);
-		return 0;
-	}
+	/* Under NO_THREADS a process's other threads are counted, from
+	 * num_threads (which counts its main thread until it is reaped). */
+	if ((t->flags & CN_PROC_TRACKER_NO_THREADS) && task->pid == task->tgid && sl)
+		sl->threads = task->threads - 1;
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
 		/* Reported vanished by an earlier sync; its pid is in use
 		 * again by a task whose fork was lost. */
@@ -620,6 +709,8 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	}
 	if (sl) {
 		sl->e.ppid = task->ppid; /* reparented while blind (counted after the scan) */
+		sl->e.flags = (sl->e.flags & ~CN_PROC_ENTRY_MAIN_EXITED) |
+			      (main_exited(task) ? CN_PROC_ENTRY_MAIN_EXITED : 0);
 		if (strncmp(sl->e.comm, task->comm, sizeof(sl->e.comm)) != 0) {
 			memcpy(sl->e.comm, task->comm, sizeof(sl->e.comm));
 			sl->e.flags &= ~CN_PROC_ENTRY_STALE_COMM;
@@ -631,6 +722,8 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	if (!sl)
 		return 0; /* full: counted in dropped */
 	fill_scanned(sl, task);
+	if ((t->flags & CN_PROC_TRACKER_NO_THREADS) && task->pid == task->tgid)
+		sl->threads = task->threads - 1;
 	report(c, &sl->e, CN_PROC_APPEARED);
 	return 0;
 }
@@ -663,8 +756,7 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 
 		if (sl->e.pid && sl->gen != t->gen) {
 			/* Reported vanished by an earlier sync and no exit
-			 * since: gone for good; so is an exited main thread
-			 * whose process is gone. */
+			 * since: gone for good. */
 			if (!visible(sl)) {
 				remove_slot(t, sl);
 				continue;

@@ -12,18 +12,19 @@
  * some). pid 0 marks a free slot (no task has pid 0 in /proc or in an
  * event's subject).
  *
- * exited: the process's main thread exited while some of its children
- * still had it as their parent in /proc: another thread of the process
- * holds them (the kernel passes a thread's children to a live thread of its
- * process first), and they get their new parent only when the last thread
- * exits. The slot stays, hidden like a free one from find and next, so that
- * the exits of the process's other threads re-read those children's parent
- * (proc_tracker.c, reparent_pending); it goes when none is left. */
+ * A process's slot (pid == tgid) stands for the process until its last
+ * thread exits (docs/DESIGN.md, "Process exits"): threads counts its live
+ * tasks as the tracker knows them (its main thread unless
+ * CN_PROC_ENTRY_MAIN_EXITED, and its other threads), and the exit that
+ * takes it to 0 is the process's. core: a thread of it left with a core
+ * dump (only the dumping thread's exit code carries the bit, and it need
+ * not be the last). */
 struct cn_proc_slot {
 	struct cn_proc_entry e;
 	uint32_t gen;
 	uint32_t children;
-	uint32_t exited;
+	uint32_t threads;
+	uint32_t core;
 };
 
 struct cn_proc_tracker {
@@ -55,6 +56,7 @@ struct cn_proc_task {
 	 * its process still runs in other threads (a main thread that left by
 	 * pthread_exit is a zombie until the last one exits). */
 	uint8_t zombie, live_threads;
+	uint32_t threads; /* num_threads: its process's threads not yet reaped */
 };
 
 /* proc_scan.c */

@@ -17,7 +17,8 @@
  * parent /proc shows once that exit was applied. A child forked by a
  * thread that is not its process's main thread is passed, when the main
  * thread exits, to that live thread (same PPid), and to the reaper only at
- * the last thread's exit, whose event is a thread's: the table follows.
+ * the last thread's exit, whose event is a thread's: the table follows,
+ * keeping the process until that exit.
  */
 #define _GNU_SOURCE /* pipe2 */
 #include <dirent.h>
@@ -517,7 +518,9 @@ static void orphan_of_a_thread(unsigned flags)
 	close(gate_main[1]);
 	apply_until_exit(s, t, parent);
 	assert_int_equal(table_ppid(t, orphan), parent);
-	assert_null(cn_proc_tracker_find(t, parent)); /* its main thread's exit was applied */
+	/* Its main thread's exit was applied: the process runs on. */
+	assert_non_null(cn_proc_tracker_find(t, parent));
+	assert_true(cn_proc_tracker_find(t, parent)->flags & CN_PROC_ENTRY_MAIN_EXITED);
 
 	/* The last thread leaves: the grandchild goes to this subreaper. */
 	close(gate_thread[1]);
@@ -526,6 +529,7 @@ static void orphan_of_a_thread(unsigned flags)
 	orphan_parent_pid = 0;
 	assert_int_equal(cn_proc_tracker_needs_sync(t), 0); /* repaired by no rescan */
 	assert_int_equal(table_ppid(t, orphan), getpid());
+	assert_null(cn_proc_tracker_find(t, parent)); /* gone with its last thread */
 	cn_proc_tracker_free(t);
 	cn_close(s);
 }

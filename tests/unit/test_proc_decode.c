@@ -3,10 +3,12 @@
  * test_proc_decode.c - proc connector events decoded from raw bytes laid out
  * as the kernel sends them (offsets written by hand, not through the
  * kernel's structs), at the 8-byte and the 4-byte aligned addresses a
- * payload has in a real datagram; cn_proc_what_name and cn_proc_parse_mask.
+ * payload has in a real datagram; cn_proc_what_name, cn_proc_parse_mask and
+ * cn_proc_status_text.
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -426,6 +428,29 @@ static void wrong_id_and_short_payload(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* A wait status in words, cut as snprintf cuts. */
+static void status_texts(void **state)
+{
+	char buf[48];
+
+	(void)state;
+	assert_int_equal(cn_proc_status_text(7 << 8, buf, sizeof(buf)), 20);
+	assert_string_equal(buf, "exited with status 7");
+	cn_proc_status_text(0, buf, sizeof(buf));
+	assert_string_equal(buf, "exited with status 0");
+	cn_proc_status_text(SIGKILL, buf, sizeof(buf));
+	assert_string_equal(buf, "killed by signal 9");
+	cn_proc_status_text(SIGSEGV | 0x80, buf, sizeof(buf));
+	assert_string_equal(buf, "killed by signal 11 (core dumped)");
+	cn_proc_status_text(0x137f, buf, sizeof(buf)); /* stopped: not an exit */
+	assert_string_equal(buf, "status 0x137f");
+	assert_int_equal(cn_proc_status_text(7 << 8, buf, 8), 20);
+	assert_string_equal(buf, "exited ");
+	assert_int_equal(cn_proc_status_text(7 << 8, NULL, 0), 20);
+	assert_int_equal(cn_proc_status_text(7 << 8, NULL, 1), -EINVAL);
+	assert_int_equal(errno, EINVAL);
+}
+
 static void what_names(void **state)
 {
 	(void)state;
@@ -523,6 +548,7 @@ int main(void)
 		cmocka_unit_test(longer_payload_accepted),
 		cmocka_unit_test(wrong_id_and_short_payload),
 		cmocka_unit_test(what_names),
+		cmocka_unit_test(status_texts),
 		cmocka_unit_test(parse_mask),
 	};
 

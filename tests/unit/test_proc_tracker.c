@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -563,36 +564,170 @@ static void test_reparent_at_last_thread_exit(void **state)
 	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
 	entries = st.entries;
 
-	/* The main thread exits (a zombie in /proc while 401 runs). */
+	/* The main thread exits (a zombie in /proc while 401 runs): the
+	 * process lives on, with its child. */
 	ev = ev_simple(CN_PROC_EXIT, 400, 400, mono_ns());
 	ev.parent_pid = ev.parent_tgid = 1;
 	e = cn_proc_tracker_event(t, &ev);
 	assert_non_null(e);
 	assert_int_equal(e->pid, 400);
-	assert_null(cn_proc_tracker_find(t, 400));
+	assert_int_equal(e->flags & (CN_PROC_ENTRY_EXITED | CN_PROC_ENTRY_MAIN_EXITED),
+			 CN_PROC_ENTRY_MAIN_EXITED);
+	assert_non_null(cn_proc_tracker_find(t, 400));
 	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 400);
 	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
-	assert_int_equal(st.entries, entries - 1);
-	for (e = cn_proc_tracker_next(t, NULL); e; e = cn_proc_tracker_next(t, e)) {
-		assert_int_not_equal(e->pid, 400);
+	assert_int_equal(st.entries, entries);
+	for (e = cn_proc_tracker_next(t, NULL); e; e = cn_proc_tracker_next(t, e))
 		n++;
-	}
-	assert_int_equal(n, entries - 1);
-	/* A sync sees the zombie main thread: no change. */
+	assert_int_equal(n, entries);
+	/* A sync sees the zombie main thread of a live process: no change. */
+	fake_zombie(400, 400, 1, "daemon", 800, 2);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
-	assert_null(cn_proc_tracker_find(t, 400));
+	assert_true(cn_proc_tracker_find(t, 400)->flags & CN_PROC_ENTRY_MAIN_EXITED);
 
-	/* The last thread exits: the child is init's now. */
+	/* The last thread exits (exit_group(3)): the process is gone, with
+	 * its status, and the child is init's now. */
 	rm_task(400);
 	fake_task(402, 402, 1, "child", 900);
 	ev = ev_simple(CN_PROC_EXIT, 401, 400, mono_ns());
-	assert_non_null(cn_proc_tracker_event(t, &ev));
+	ev.exit_code = 3 << 8;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 400);
+	assert_int_equal(e->ppid, 1);
+	assert_true(e->flags & CN_PROC_ENTRY_EXITED);
+	assert_int_equal(e->status, 3 << 8);
 	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 1);
 	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
 	assert_int_equal(st.entries, entries - 2);
 	/* Nothing of 400 is left: a sync finds nothing to change. */
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 	assert_int_equal(cn_proc_tracker_find(t, 402)->ppid, 1);
+	cn_proc_tracker_free(t);
+}
+
+/* An exec by a thread that is not the main thread (de_thread): the main
+ * thread's exit (code 0) and the other threads' come before or after the
+ * exec's event, the exec'ing thread sends none; the process lives on,
+ * one thread, with its parent, and ends at its own exit. */
+static void test_exec_from_a_thread(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	const struct cn_proc_entry *e;
+	struct cn_proc_event ev;
+	uint64_t now = mono_ns();
+
+	(void)state;
+	fake_task(700, 700, 100, "go", 800);
+	fake_task(700, 701, 100, "go", 810);
+	fake_task(700, 702, 100, "go", 820);
+	fake_task(700, 703, 100, "go", 830);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+
+	/* 702 execs: 701 ends first, then the main thread. */
+	ev = ev_simple(CN_PROC_EXIT, 701, 700, now + 1);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_false(e->flags & CN_PROC_ENTRY_EXITED);
+	ev = ev_simple(CN_PROC_EXIT, 700, 700, now + 2);
+	ev.parent_pid = ev.parent_tgid = 100;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_false(e->flags & CN_PROC_ENTRY_EXITED);
+	ev = ev_simple(CN_PROC_EXEC, 700, 700, now + 4);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->ppid, 100);
+	assert_false(e->flags & CN_PROC_ENTRY_MAIN_EXITED);
+	assert_null(cn_proc_tracker_find(t, 702));
+	assert_null(cn_proc_tracker_find(t, 703));
+	/* After the exec's event: 703's exit, and the main thread's read
+	 * under the old pid before the swap (earlier than the exec) or
+	 * under the exec'ing thread's after it: none ends the process. */
+	ev = ev_simple(CN_PROC_EXIT, 703, 700, now + 3);
+	assert_null(cn_proc_tracker_event(t, &ev));
+	ev = ev_simple(CN_PROC_EXIT, 700, 700, now + 3);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e); /* the live process */
+	assert_false(e->flags & (CN_PROC_ENTRY_EXITED | CN_PROC_ENTRY_MAIN_EXITED));
+	ev = ev_simple(CN_PROC_EXIT, 702, 700, now + 5);
+	assert_null(cn_proc_tracker_event(t, &ev));
+	assert_non_null(cn_proc_tracker_find(t, 700));
+	/* Its own exit, one thread: the process's. */
+	ev = ev_simple(CN_PROC_EXIT, 700, 700, now + 6);
+	ev.exit_code = 4 << 8;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_true(e->flags & CN_PROC_ENTRY_EXITED);
+	assert_int_equal(e->status, 4 << 8);
+	assert_null(cn_proc_tracker_find(t, 700));
+	cn_proc_tracker_free(t);
+}
+
+/* The last thread of a process whose main thread has exited ends while a
+ * sync reads /proc: both reported vanished, then the thread's exit event is
+ * the process's after all (EXITED, VANISHED). */
+static void test_last_thread_ends_during_a_sync(void **state)
+{
+	struct cn_proc_tracker *t = new_tracker(0);
+	const struct cn_proc_entry *e;
+	struct cn_proc_event ev;
+
+	(void)state;
+	fake_zombie(900, 900, 100, "server", 800, 2);
+	fake_task(900, 901, 100, "server", 810);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_true(cn_proc_tracker_find(t, 900)->flags & CN_PROC_ENTRY_MAIN_EXITED);
+	/* 901 gone, its event on its way: the process too (a zombie main
+	 * thread without threads). */
+	rm_task(900);
+	fake_zombie(900, 900, 100, "server", 800, 1);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 2);
+	assert_null(cn_proc_tracker_find(t, 900));
+	ev = ev_simple(CN_PROC_EXIT, 901, 900, mono_ns());
+	ev.exit_code = 2 << 8;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 900);
+	assert_int_equal(e->flags & (CN_PROC_ENTRY_EXITED | CN_PROC_ENTRY_VANISHED),
+			 CN_PROC_ENTRY_EXITED | CN_PROC_ENTRY_VANISHED);
+	assert_int_equal(e->status, 2 << 8);
+	/* Gone for good: a second exit finds nothing. */
+	assert_null(cn_proc_tracker_event(t, &ev));
+	cn_proc_tracker_free(t);
+}
+
+/* A core dump of a threaded process: only the dumping thread's exit
+ * carries the core bit, the last exit may be another thread's. Under
+ * NO_THREADS the threads are counted (num_threads), not kept. */
+static void test_core_dump_of_threads(void **state)
+{
+	struct cn_proc_tracker_opts o = { .sz = sizeof(o),
+					  .flags = CN_PROC_TRACKER_NO_THREADS,
+					  .proc_root = root };
+	struct cn_proc_tracker *t = cn_proc_tracker_new(&o);
+	const struct cn_proc_entry *e;
+	struct cn_proc_event ev;
+
+	(void)state;
+	assert_non_null(t);
+	fake_task_in(800, 800, 100, "crash", 800, 'S', 3);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	ev = ev_simple(CN_PROC_EXIT, 801, 800, mono_ns());
+	ev.exit_code = SIGSEGV | 0x80;
+	assert_null(cn_proc_tracker_event(t, &ev));
+	ev = ev_simple(CN_PROC_EXIT, 800, 800, mono_ns());
+	ev.exit_code = SIGSEGV;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_false(e->flags & CN_PROC_ENTRY_EXITED);
+	ev = ev_simple(CN_PROC_EXIT, 802, 800, mono_ns());
+	ev.exit_code = SIGSEGV;
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_int_equal(e->pid, 800);
+	assert_true(e->flags & CN_PROC_ENTRY_EXITED);
+	assert_int_equal(e->status, SIGSEGV | 0x80);
 	cn_proc_tracker_free(t);
 }
 
@@ -691,6 +826,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_reparent_on_parent_exit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reparent_at_last_thread_exit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exec_from_a_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_core_dump_of_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_thread_ends_during_a_sync, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_zombies_are_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sync_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_initial_sync, setup, teardown),

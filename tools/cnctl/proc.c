@@ -391,12 +391,28 @@ static void resync(struct proc_state *st)
 	proc_loss_resynced(st);
 }
 
+/* The exit that ended a process, told as the process's (docs/DESIGN.md,
+ * "Process exits"): it may be a thread's event (its pid stays: the thread
+ * whose exit it was); the tracker's entry e has the process's pid, its
+ * parent and the status its parent's waitpid sees. */
+static const struct cn_proc_event *process_exit(struct cn_proc_event *view,
+						const struct cn_proc_event *ev,
+						const struct cn_proc_entry *e)
+{
+	*view = *ev;
+	view->tgid = e->pid;
+	view->parent_pid = view->parent_tgid = e->ppid;
+	view->exit_code = e->status;
+	return view;
+}
+
 /* Handle one event. Returns 1 when cnctl is done (--count reached, or
  * every process --pid follows has exited), else 0. */
 static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 {
 	const struct proc_opts *o = st->o;
 	const struct cn_proc_entry *e, *pe = NULL;
+	struct cn_proc_event view;
 	const char *old = NULL;
 	struct proc_info *p;
 	char old_comm[16];
@@ -417,12 +433,14 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 	/* The tracker judges a gap itself: one an overrun's resync has
 	 * repaired already asks for no second rescan. */
 	e = cn_proc_tracker_event(st->t, ev);
+	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_EXITED))
+		ev = process_exit(&view, ev, e);
 	if (ev->what == CN_PROC_FORK)
 		pe = cn_proc_tracker_find(st->t, ev->pid != ev->tgid ? ev->tgid : ev->parent_pid);
 	/* The process's entity id while its main thread's entry is there
 	 * (kept for the threads that outlive it, whether printed or not). */
 	if (o->common.json)
-		proc_entity_of(st, ev->tgid, ev->pid == ev->tgid ? e : NULL);
+		proc_entity_of(st, ev->tgid, proc_about_thread(ev, e) ? NULL : e);
 	wanted = proc_wanted(st, ev, e, p, old);
 	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_VANISHED))
 		proc_stats_unvanished(st, e, wanted);
@@ -432,7 +450,7 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 		st->printed++;
 	}
 	if (ev->what == CN_PROC_EXIT) {
-		proc_info_exited(st, ev);
+		proc_info_exited(st, e);
 		if (o->pid && !proc_info_followed(st))
 			return 1;
 	}

@@ -37,6 +37,18 @@ enum proc_time_fmt {
 /* An entity id (proc_entity.c): 16 hex digits and the NUL. */
 #define PROC_ENTITY_ID_SIZE 17
 
+/* Is ev about one thread rather than its process? e: the tracker's entry
+ * for it. An exit is the process's only when the tracker says it ended the
+ * process (its last thread's, not always its main one's: docs/DESIGN.md,
+ * "Process exits"); a main thread that leaves while others run is a
+ * thread's end. */
+static inline int proc_about_thread(const struct cn_proc_event *ev, const struct cn_proc_entry *e)
+{
+	if (ev->what == CN_PROC_EXIT && e)
+		return !(e->flags & CN_PROC_ENTRY_EXITED);
+	return ev->pid != ev->tgid;
+}
+
 /* Argument bytes of a command line kept (as /proc/PID/cmdline gives them,
  * NUL-separated, without the last NUL); a longer one is cut there and said
  * to be (argv_truncated). */
@@ -97,16 +109,13 @@ struct proc_cmdline {
 #define PROC_INFO_FOLLOWED  0x8u /* --pid's process, or with --tree one of its descendants */
 #define PROC_INFO_VANISHED                                                                         \
 	0x10u /* a resync found it gone: dropped at the next, unless its exit comes */
-#define PROC_INFO_EXITED                                                                           \
-	0x20u /* its main thread exited; kept (and followed) until its other threads' exits */
 
 /* What is known of one process (proc_info.c); tgid 0: a free slot. */
 struct proc_info {
 	pid_t tgid;
-	uint32_t flags;	  /* PROC_INFO_* */
-	uint32_t threads; /* its threads known alive, besides the main one */
-	uid_t uid;	  /* effective */
-	uid_t ruid;	  /* real: who ran a setuid program */
+	uint32_t flags; /* PROC_INFO_* */
+	uid_t uid;	/* effective */
+	uid_t ruid;	/* real: who ran a setuid program */
 	pid_t pgrp;
 	struct proc_cmdline *cmd;
 	/* Its entity id (proc_entity_of), kept for the threads that end after
@@ -237,10 +246,9 @@ void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, i
 /* Update the table for ev (before it is printed); returns ev's process's
  * entry (NULL: unknown). */
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);
-/* After an exit was printed: a process's entry goes once its threads are
- * gone too (their exits, which may come after its own, still name its
- * user and command line). */
-void proc_info_exited(struct proc_state *st, const struct cn_proc_event *ev);
+/* After an exit was printed: a process's entry goes once the tracker says
+ * the process is gone (e: the exit's entry, CN_PROC_ENTRY_EXITED). */
+void proc_info_exited(struct proc_state *st, const struct cn_proc_entry *e);
 struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid);
 /* Processes followed (--pid, --tree) that have not exited. */
 uint32_t proc_info_followed(const struct proc_state *st);

@@ -16,9 +16,9 @@
 /* event.type (ECS's expected types for category process): a process
  * starts (fork, exec) or ends; a thread's start or end, a coredump say
  * something of a process (info); the rest change one. */
-static const char *event_type(const struct cn_proc_event *ev)
+static const char *event_type(const struct cn_proc_event *ev, const struct cn_proc_entry *e)
 {
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 
 	switch (ev->what) {
 	case CN_PROC_FORK:
@@ -90,14 +90,15 @@ static void put_parent(FILE *f, struct proc_state *st, const struct cn_proc_even
 
 /* process.exit_code (the shell's status: 3, or 128 + the signal) and, at
  * the process's own end, process.end. */
-static void put_exit(FILE *f, struct proc_state *st, const struct cn_proc_event *ev)
+static void put_exit(FILE *f, struct proc_state *st, const struct cn_proc_event *ev,
+		     const struct cn_proc_entry *e)
 {
 	struct proc_exit x;
 
 	proc_exit_decode(ev->exit_code, &x);
 	if (x.how != PROC_EXIT_UNKNOWN)
 		fprintf(f, ",\"exit_code\":%d", x.code);
-	if (ev->pid == ev->tgid) {
+	if (!proc_about_thread(ev, e)) {
 		fputs_unlocked(",\"end\":", f);
 		proc_put_utc(f, st, ev->timestamp_ns);
 	}
@@ -107,7 +108,7 @@ void proc_ecs_event(FILE *f, struct proc_state *st, const struct cn_proc_event *
 		    const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 		    const struct proc_info *p, const char *old_comm)
 {
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 	const struct cn_proc_entry *proc = thread ? cn_proc_tracker_find(st->t, ev->tgid) : e;
 	const char *action = cn_proc_what_name(ev->what);
 	const char *id = proc_entity_of(st, ev->tgid, thread ? NULL : e);
@@ -121,7 +122,7 @@ void proc_ecs_event(FILE *f, struct proc_state *st, const struct cn_proc_event *
 	fprintf(f,
 		",\"ecs\":{\"version\":\"" PROC_ECS_VERSION "\"},\"event\":{\"kind\":\"event\","
 		"\"category\":[\"process\"],\"type\":[\"%s\"],\"action\":\"%s\"}",
-		event_type(ev), action);
+		event_type(ev, e), action);
 	fprintf(f, ",\"process\":{\"pid\":%d", (int)ev->tgid);
 	if (id)
 		fprintf(f, ",\"entity_id\":\"%s\"", id);
@@ -156,7 +157,7 @@ void proc_ecs_event(FILE *f, struct proc_state *st, const struct cn_proc_event *
 	if (ev->what == CN_PROC_FORK || ev->what == CN_PROC_EXIT || ev->what == CN_PROC_COREDUMP)
 		put_parent(f, st, ev, e);
 	if (ev->what == CN_PROC_EXIT)
-		put_exit(f, st, ev);
+		put_exit(f, st, ev, e);
 	fputs_unlocked("}}\n", f);
 }
 

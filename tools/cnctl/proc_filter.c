@@ -153,7 +153,7 @@ int proc_wanted(const struct proc_state *st, const struct cn_proc_event *ev,
 		const struct cn_proc_entry *e, const struct proc_info *p, const char *old_comm)
 {
 	const struct proc_opts *o = st->o;
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 	uint32_t kind;
 
 	switch (ev->what) {

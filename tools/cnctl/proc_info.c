@@ -5,10 +5,10 @@
  * whether it is in the --tree being followed. One entry per process (tgid),
  * made at its fork from its parent's (a child runs its parent's command line
  * until it execs, with its credentials and group), refreshed at exec, gone
- * at exit (a process's once the exits of its threads, which may come after
- * its own, were printed too). The command line is shared between parent and children (a
- * reference count), so a fork costs no copy: the table's cost per event is a
- * hash lookup. Processes running when cnctl started are read from /proc.
+ * at the exit the tracker says ends the process (its last thread's, which
+ * need not be its main one's). The command line is shared between parent
+ * and children (a reference count), so a fork costs no copy: the table's
+ * cost per event is a hash lookup. Processes running when cnctl started are read from /proc.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -85,9 +85,7 @@ uint32_t proc_info_followed(const struct proc_state *st)
 	return st->info.followed;
 }
 
-/* Set p's flags, keeping the count of followed processes. One whose main
- * thread exited (PROC_INFO_EXITED) runs on in its other threads: followed
- * until the last one's exit removes its entry. */
+/* Set p's flags, keeping the count of followed processes. */
 static void set_flags(struct proc_state *st, struct proc_info *p, uint32_t flags)
 {
 	int was = (p->flags & PROC_INFO_FOLLOWED) && !(p->flags & PROC_INFO_VANISHED);
@@ -286,18 +284,6 @@ static int followed(const struct proc_state *st, const struct cn_proc_entry *e)
 	return st->o->tree ? below_root(st, e) : e->tgid == st->o->pid;
 }
 
-/* A thread of p started or ended (delta +1 or -1). An exited process's
- * entry goes with its last thread. */
-static void count_thread(struct proc_state *st, struct proc_info *p, int delta)
-{
-	if (delta > 0)
-		p->threads++;
-	else if (p->threads > 0)
-		p->threads--;
-	if (!p->threads && (p->flags & PROC_INFO_EXITED))
-		info_remove(st, p);
-}
-
 /* The process of a new tracker entry e: its entry, read from /proc. */
 static void add_process(struct proc_state *st, const struct cn_proc_entry *e)
 {
@@ -317,27 +303,16 @@ void proc_info_scan(struct proc_state *st)
 {
 	const struct cn_proc_entry *e = NULL;
 
-	/* Processes first: their threads are counted into their entries. */
 	while ((e = cn_proc_tracker_next(st->t, e)))
 		if (e->pid == e->tgid)
 			add_process(st, e);
-	while ((e = cn_proc_tracker_next(st->t, e))) {
-		struct proc_info *p = e->pid != e->tgid ? proc_info_find(st, e->tgid) : NULL;
-
-		if (p)
-			count_thread(st, p, 1);
-	}
 }
 
 void proc_info_vanished(struct proc_state *st, const struct cn_proc_entry *e)
 {
 	struct proc_info *p = proc_info_find(st, e->tgid);
 
-	if (!p)
-		return;
-	if (e->pid != e->tgid)
-		count_thread(st, p, -1);
-	else
+	if (p && e->pid == e->tgid)
 		set_flags(st, p, p->flags | PROC_INFO_VANISHED);
 }
 
@@ -349,10 +324,8 @@ void proc_info_drop_vanished(struct proc_state *st)
 	if (!it->slot)
 		return;
 	while (i <= it->mask) {
-		/* A removal may shift another entry into slot i: look again. An
-		 * exited process whose threads' exits were lost goes too. */
-		if (it->slot[i].tgid &&
-		    (it->slot[i].flags & (PROC_INFO_VANISHED | PROC_INFO_EXITED)))
+		/* A removal may shift another entry into slot i: look again. */
+		if (it->slot[i].tgid && (it->slot[i].flags & PROC_INFO_VANISHED))
 			info_remove(st, &it->slot[i]);
 		else
 			i++;
@@ -361,15 +334,8 @@ void proc_info_drop_vanished(struct proc_state *st)
 
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
 {
-	struct proc_info *p;
-
-	if (e->pid == e->tgid) {
+	if (e->pid == e->tgid)
 		add_process(st, e);
-		return;
-	}
-	p = proc_info_find(st, e->tgid);
-	if (p)
-		count_thread(st, p, 1);
 }
 
 static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_event *ev)
@@ -377,13 +343,8 @@ static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_eve
 	struct proc_info *p, *parent;
 	uint32_t flags = 0;
 
-	if (ev->pid != ev->tgid) {
-		/* A thread: its process's entry. */
-		p = proc_info_find(st, ev->tgid);
-		if (p)
-			count_thread(st, p, 1);
-		return p;
-	}
+	if (ev->pid != ev->tgid)
+		return proc_info_find(st, ev->tgid); /* a thread: its process's entry */
 	parent = proc_info_find(st, ev->parent_tgid);
 	p = info_add(st, ev->pid);
 	if (!p)
@@ -535,22 +496,15 @@ struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_ev
 	return p;
 }
 
-void proc_info_exited(struct proc_state *st, const struct cn_proc_event *ev)
+void proc_info_exited(struct proc_state *st, const struct cn_proc_entry *e)
 {
-	struct proc_info *p = proc_info_find(st, ev->tgid);
+	struct proc_info *p;
 
-	if (!p)
+	/* A thread's end, the main thread's too while others run on: the
+	 * process's entry stays. */
+	if (!e || !(e->flags & CN_PROC_ENTRY_EXITED))
 		return;
-	if (ev->pid != ev->tgid) {
-		count_thread(st, p, -1);
-		return;
-	}
-	/* Its threads' exits may still come, after its own (a process that
-	 * ends with exit_group: every thread exits, in any order), or it runs
-	 * on in them (its main thread left by pthread_exit): the process ends
-	 * with the last one. */
-	if (p->threads)
-		set_flags(st, p, p->flags | PROC_INFO_EXITED);
-	else
+	p = proc_info_find(st, e->pid);
+	if (p)
 		info_remove(st, p);
 }

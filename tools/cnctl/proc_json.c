@@ -97,7 +97,7 @@ void proc_json_event(FILE *f, struct proc_state *st, const struct cn_proc_event 
 		     const struct proc_info *p, const char *old_comm)
 {
 	const char *name = cn_proc_what_name(ev->what);
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 	const char *id;
 
 	if (ev->what == CN_PROC_FORK && thread)

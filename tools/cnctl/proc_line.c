@@ -268,9 +268,9 @@ static void put_process(FILE *f, const struct cn_proc_entry *e, const struct pro
 /* The exit's status after the process: "exit 0", "exit 3" (red), "killed
  * SIGSEGV (core dumped)"; a thread's marked. */
 static void exit_text(char *buf, size_t size, const struct proc_state *st,
-		      const struct cn_proc_event *ev)
+		      const struct cn_proc_event *ev, const struct cn_proc_entry *e)
 {
-	const char *th = ev->pid != ev->tgid ? "thread " : "";
+	const char *th = proc_about_thread(ev, e) ? "thread " : "";
 	struct proc_exit x;
 	char sb[24];
 
@@ -292,7 +292,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 			const struct cn_proc_entry *e, const struct cn_proc_entry *pe,
 			const struct proc_info *p, const char *old_comm)
 {
-	int thread = ev->pid != ev->tgid;
+	int thread = proc_about_thread(ev, e);
 	const char *what = cn_proc_what_name(ev->what), *from, *ec;
 	char dur[16] = "", suffix[96] = "";
 	pid_t ppid = e ? e->ppid : ev->parent_tgid;
@@ -314,8 +314,9 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 									      : C_YEL);
 	/* The pad inside the color, the reset only after a color: the columns
 	 * read the same with and without. */
+	/* A process's exit shows the process, whichever thread's event it was. */
 	fprintf(f, " %s%-*s%s %7d %7d", ec, PROC_EVENT_WIDTH, what, *ec ? color(st, C_RESET) : "",
-		(int)ev->pid, (int)ppid);
+		(int)(thread ? ev->pid : ev->tgid), (int)ppid);
 	if (st->o->user_column) {
 		if (p && (p->flags & PROC_INFO_UID))
 			fprintf(f, " %-8.8s", proc_user_name(st, p->uid));
@@ -333,7 +334,7 @@ static void print_table(FILE *f, struct proc_state *st, const struct cn_proc_eve
 				 (int)ev->tgid, color(st, C_RESET));
 		break;
 	case CN_PROC_EXIT:
-		exit_text(suffix, sizeof(suffix), st, ev);
+		exit_text(suffix, sizeof(suffix), st, ev, e);
 		break;
 	case CN_PROC_UID:
 		snprintf(suffix, sizeof(suffix), "  ruid %u euid %u", ev->ruid, ev->euid);

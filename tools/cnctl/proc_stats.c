@@ -83,7 +83,7 @@ void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
 		break;
 	case CN_PROC_EXIT:
 		/* A thread's end is not a process's exit. */
-		if (ev->pid != ev->tgid)
+		if (proc_about_thread(ev, e))
 			break;
 		c = cmd(st, e);
 		c->exits++;

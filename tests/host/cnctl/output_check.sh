@@ -136,10 +136,15 @@ check("a setuid exec run by nobody: user_id 0, real_user_id 65534",
       bool(xm) and xm[-1].get("user_id") == 0 and xm[-1].get("real_user_id") == 65534)
 check("user_name and real_user_name strings",
       bool(xm) and xm[-1].get("user_name") == "root" and isinstance(xm[-1].get("real_user_name"), str))
-for t in (t1, t2):
+# The main thread leaves first and t2 ends last: the main thread's and t1's
+# exits are threads', t2's is the process's (no "thread", thread_id t2).
+for t in (pt, t1):
     tx = exits(t)
     check("thread %d's exit: pid is its process" % t, tx.get("pid") == pt and tx.get("thread") is True)
     check("thread %d's exit: parent_pid is its process's parent" % t, tx.get("parent_pid") == shell)
+tx = exits(t2)
+check("the last thread's exit is the process's", tx.get("pid") == pt and "thread" not in tx)
+check("the process's exit names its parent", tx.get("parent_pid") == shell)
 ids3 = {d.get("entity_id") for d in ev if d.get("pid") == p3}
 ids9 = {d.get("entity_id") for d in ev if d.get("pid") == p9}
 check("one entity_id for each process, two for two", len(ids3) == 1 and None not in ids3 and ids3 != ids9)
@@ -209,11 +214,13 @@ assert end9["process"]["exit_code"] == 137, end9
 assert end9["process"]["entity_id"] not in ids
 m = of(pm, "exec")[-1]["process"]
 assert m["user"]["id"] == "0" and m["real_user"]["id"] == "65534", m
-for t in (t1, t2):
+# The main thread and t1 end as threads (info); t2, the last, ends the
+# process (end).
+for t, kind in ((pt, "info"), (t1, "info"), (t2, "end")):
     tx = [d for d in of(pt, "exit") if d["process"]["thread"]["id"] == t]
     assert len(tx) == 1, tx
     p = tx[0]["process"]
-    assert p["parent"]["pid"] == shell and tx[0]["event"]["type"] == ["info"], tx
+    assert p["parent"]["pid"] == shell and tx[0]["event"]["type"] == [kind], tx
     assert p["entity_id"] == of(pt, "fork")[0]["process"]["entity_id"], tx
 two = {d["process"]["entity_id"] for d in of(reused, "exit")}
 assert len(of(reused, "exit")) == 2 and len(two) == 2, of(reused, "exit")

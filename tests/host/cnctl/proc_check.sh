@@ -8,7 +8,8 @@
 #
 # Usage: proc_check.sh CNCTL CASE [ARG]   Exit: 0 pass, 1 fail, 77 skip
 # (in CI, CI=true, a skip fails instead). ARG: the unit file (systemd_unit);
-# cnctl_thread_exits (thread_exit_user, pid_thread_ends);
+# cnctl_thread_exits (thread_exit_user, pid_thread_ends); cn_exits_workload
+# (process_exits);
 # a statically linked cnctl (unprivileged, setcap_recipe; optional), which
 # uid 65534 can run whatever directory the build is in.
 # Other processes on the machine create events too: every check looks at
@@ -762,7 +763,9 @@ time.sleep(60)' "$dir/zpid" &
 	;;
 pid_thread_ends)
 	# --pid ends with the process's last thread, not its main thread,
-	# which here leaves first (pthread_exit) while two threads run on.
+	# which here leaves first (pthread_exit) while two threads run on:
+	# the main thread's exit is a thread's, the process's exit line (its
+	# pid, its status) comes last.
 	mkfifo "$dir/go"
 	"$ARG" "$dir/go" >"$dir/tids" &
 	p=$!
@@ -772,20 +775,21 @@ pid_thread_ends)
 	wait "$p"
 	ended
 	read -r _ t1 t2 <"$dir/tids"
-	px=$(grep -nE "^[^ ]+ +exit +$p " "$dir/out" | head -n 1)
-	[ -n "$px" ] || fail "no exit line of process $p"
-	for t in "$t1" "$t2"; do
-		tx=$(grep -nE "^[^ ]+ +exit +$t " "$dir/out" | head -n 1)
-		[ -n "$tx" ] || fail "cnctl ended before thread $t of $p exited"
-		[ "${tx%%:*}" -gt "${px%%:*}" ] || fail "thread $t's exit not after its process's"
-	done
+	grep -E "^[^ ]+ +exit +$p .*  thread exit 0$" "$dir/out" | head -n 1 | grep -q . ||
+		fail "the main thread's exit of $p is not told as a thread's"
+	px=$(grep -nE "^[^ ]+ +exit +$p .*[^d]  exit 0$" "$dir/out")
+	[ "$(wc -l <<<"$px")" = 1 ] && [ -n "$px" ] || fail "not one exit line of process $p: '$px'"
+	tx=$(grep -nE "^[^ ]+ +exit +($t1|$t2) .*  thread exit 0$" "$dir/out" | head -n 1)
+	[ -n "$tx" ] || fail "no thread exit of $t1 or $t2"
+	[ "${tx%%:*}" -lt "${px%%:*}" ] || fail "the process's exit before its threads': '$px'"
 	last=$(grep -E '^[^ ]+ +exit ' "$dir/out" | tail -n 1)
-	[[ $last =~ ^[^\ ]+\ +exit\ +($t1|$t2)\  ]] || fail "the last exit printed is not a thread's: '$last'"
-	echo "ok: ended after the last thread: $last"
+	[ "$last" = "${px#*:}" ] || fail "the last exit printed is not the process's: '$last'"
+	echo "ok: ended with the process, after its last thread: $last"
 	;;
 thread_exit_user)
-	# Threads that end after their process's own exit (its main thread
-	# left first) still name the process's user and command line.
+	# A process whose main thread left first: the exits of its main
+	# thread and its threads, and the process's exit at its last thread,
+	# all name the process's user and command line.
 	start -x --color never
 	"$ARG" >"$dir/tids" &
 	p=$!
@@ -793,16 +797,55 @@ thread_exit_user)
 	finish
 	read -r _ t1 t2 <"$dir/tids"
 	me=$(id -un)
-	px=$(grep -nE "^[^ ]+ +exit +$p " "$dir/out" | head -n 1)
-	[ -n "$px" ] || fail "no exit line of process $p"
-	for t in "$t1" "$t2"; do
-		tx=$(grep -nE "^[^ ]+ +exit +$t " "$dir/out" | head -n 1)
-		echo "$tx"
-		[ "${tx%%:*}" -gt "${px%%:*}" ] || fail "thread $t's exit not after its process's"
-		[ "$(awk '{ print $5 }' <<<"${tx#*:}")" = "$me" ] || fail "thread $t's exit: USER not $me"
-		[[ $tx == *"$(basename "$ARG")  thread exit 0" ]] || fail "thread $t's exit: no command line"
+	lines=$(grep -E "^[^ ]+ +exit +($p|$t1|$t2) " "$dir/out")
+	echo "$lines"
+	[ "$(wc -l <<<"$lines")" = 3 ] || fail "not 3 exit lines (main thread, a thread, the process)"
+	[ "$(grep -c ' thread exit 0$' <<<"$lines")" = 2 ] || fail "not 2 thread exits"
+	tail -n 1 <<<"$lines" | grep -qE "^[^ ]+ +exit +$p .*[^d]  exit 0$" ||
+		fail "the last exit line is not process $p's"
+	while read -r line; do
+		[ "$(awk '{ print $5 }' <<<"$line")" = "$me" ] || fail "USER not $me: $line"
+		[[ $line == *"$(basename "$ARG")  "*"exit 0" ]] || fail "no command line: $line"
+	done <<<"$lines"
+	echo "ok: thread exits and the process's name its user"
+	;;
+process_exits)
+	# Each process of the exits workload (a main thread that leaves first,
+	# an exec by a thread, exit_group from a worker, vfork, a clone sharing
+	# the memory, a zombie reaped late, orphans) has one exit line, its
+	# pid's, with what its parent's waitpid saw; the exec of thread-exec
+	# names its real parent.
+	start --color never
+	# Each orphan waits for a byte on stdin: given once cnctl printed its
+	# parent's exit, when cnctl reads its new parent from /proc.
+	mkfifo "$dir/go"
+	"$ARG" <"$dir/go" >"$dir/work" &
+	wl=$!
+	exec 9>"$dir/go"
+	for m in subreaper-middle:14 init-orphan:17; do
+		await "$dir/work" "^process ${m%:*} "
+		mp=$(awk -v n="${m%:*}" '$2 == n { print $3 }' "$dir/work")
+		await "$dir/out" "^[^ ]+ +exit +$mp .*  exit ${m#*:}$"
+		printf x >&9
 	done
-	echo "ok: thread exits after their process's name its user"
+	exec 9>&-
+	wait "$wl" || fail "the exits workload failed"
+	w=$(sed -n 's/^workload //p' "$dir/work")
+	grep '^process ' "$dir/work" >"$dir/procs"
+	[ "$(wc -l <"$dir/procs")" -ge 14 ] || fail "the exits workload reported too few processes"
+	last=$(tail -n 1 "$dir/procs" | awk '{ print $3 }')
+	await "$dir/out" "^[^ ]+ +exit +$last .*  exit [0-9]+$"
+	finish
+	while read -r _ name pid st ppid; do
+		[ $((st & 127)) = 0 ] || fail "$name: killed, not a case of this check"
+		lines=$(grep -E "^[^ ]+ +exit +$pid .*  exit [0-9]+$" "$dir/out")
+		[ "$(grep -c . <<<"$lines")" = 1 ] || fail "$name $pid: not one exit line: '$lines'"
+		[[ $lines == *"  exit $((st >> 8))" ]] || fail "$name $pid: not exit $((st >> 8)): '$lines'"
+		[ "$(awk '{ print $4 }' <<<"$lines")" = "$ppid" ] || fail "$name $pid: parent not $ppid: '$lines'"
+	done <"$dir/procs"
+	x=$(awk '$2 == "thread-exec" { print $3 }' "$dir/procs")
+	grep -qE "^[^ ]+ +exec +$x +$w " "$dir/out" || fail "thread-exec $x: no exec line with parent $w"
+	echo "ok: $(wc -l <"$dir/procs") processes, one exit line each, as their waitpid saw them"
 	;;
 *)
 	echo "unknown case $CASE"

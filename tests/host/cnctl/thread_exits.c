@@ -3,8 +3,9 @@
  * thread_exits.c - a process whose threads end after it: the main thread
  * starts two threads and, 100 ms later (time for a reader to take its
  * command line from /proc, which a main thread gone takes along), leaves
- * (pthread_exit), so its exit event comes first; the threads end 100 and
- * 200 ms after that, the last one ending the process. Prints "tids T1 T2"
+ * (pthread_exit), so its exit event comes first, a thread's; the threads
+ * end 100 and 200 ms after that, the last one ending the process (its
+ * exit, told as the process's). Prints "tids T1 T2"
  * first (stdout, flushed). Usage: thread_exits [GATE]: with GATE (a FIFO),
  * the 100 ms start once a line was read from it, so a reader can start
  * following the process first.

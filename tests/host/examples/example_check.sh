@@ -4,9 +4,14 @@
 # example_check.sh - a proc example run against a known workload (workload.c:
 # exit 3, SIGKILL, SIGSEGV with a core dump, a process of 3 threads that
 # exits 4), its output lines about the workload's processes and threads
-# compared, exactly, with what the workload's own waitpid saw.
+# compared, exactly, with what the workload's own waitpid saw; then against
+# the processes of exits_workload.c (a main thread that leaves first, an
+# exec by a thread, exit_group from a worker, vfork, a clone sharing the
+# memory, a zombie reaped late, orphans, a threaded core dump): one exit
+# line per process, with what its parent's waitpid saw.
 #
-# Usage: example_check.sh EXAMPLE WORKLOAD MODE    Exit: 0 pass, 1 fail, 77 skip
+# Usage: example_check.sh EXAMPLE WORKLOAD MODE EXITS_WORKLOAD
+# Exit: 0 pass, 1 fail, 77 skip
 #   MODE exits   the example prints process exits only (proc_exit_monitor,
 #                proc_monitor_sd_event): "pid P exited with status N",
 #                "pid P killed by signal S[ (core dumped)]", nothing for threads
@@ -18,6 +23,7 @@ set -u
 EXAMPLE=$1
 WORKLOAD=$2
 MODE=$3
+EXITS=$4
 DEADLINE=${EXAMPLE_CHECK_DEADLINE:-60}
 
 . "$(dirname "$0")/../lib.sh"
@@ -84,11 +90,38 @@ esac
 "$EXAMPLE" >"$dir/out" 2>"$dir/err" &
 ex=$!
 probe
-# The workload is the fixture, not what is tested: under ASan its leak
+# The workloads are the fixture, not what is tested: under ASan its leak
 # check at exit would ptrace its own threads, events the example prints.
 env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
 	"${wrap[@]}" "$WORKLOAD" "$cores" $segv >"$dir/work" 2>&1 || fail "the workload failed"
 wpid=$(sed -n 's/^workload \([0-9]*\)$/\1/p' "$dir/work")
+env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+	"${wrap[@]}" "$EXITS" ${segv:+"$cores"} >"$dir/exits" 2>&1 </dev/null ||
+	fail "the exits workload failed: $(cat "$dir/exits")"
+
+# The exit lines expected about exits_workload's processes: one each, as
+# its waitpid saw it (STATUS raw: a code, or a signal and the core bit).
+: >"$dir/exits-want"
+grep '^process ' "$dir/exits" >"$dir/exits-procs"
+xids=()
+while read -r _ _ pid st _; do
+	xids+=("$pid")
+	if [ $((st & 127)) = 0 ]; then
+		echo "pid $pid exited with status $((st >> 8))"
+	else
+		echo "pid $pid killed by signal $((st & 127))$([ $((st & 128)) = 0 ] || echo ' (core dumped)')"
+	fi >>"$dir/exits-want"
+done <"$dir/exits-procs"
+[ "${#xids[@]}" -ge 14 ] || fail "the exits workload reported ${#xids[@]} processes, not 14 or more"
+xre="^pid ($(printf '%s|' "${xids[@]}" | sed 's/|$//')) (exited|killed)"
+# Every expected line printed (the example reads on its own time; a
+# deadline guards against a hang), then a probe: a second line would come
+# before it.
+start=$SECONDS
+while [ "$(grep -c -E "$xre" "$dir/out")" -lt "${#xids[@]}" ]; do
+	[ $((SECONDS - start)) -ge "$DEADLINE" ] && break
+	sleep 0.1
+done
 probe
 kill "$ex"
 wait "$ex" 2>/dev/null
@@ -142,4 +175,11 @@ if ! cmp -s "$dir/want" "$dir/got"; then
 	diff -u "$dir/want" "$dir/got" | tail -n +3
 	fail "the example's lines about the workload differ"
 fi
-echo "ok: $(basename "$EXAMPLE"): $(wc -l <"$dir/got") lines about the workload, as its waitpid saw them"
+grep -E "$xre" "$dir/out" | sort >"$dir/exits-got"
+sort -o "$dir/exits-want" "$dir/exits-want"
+if ! cmp -s "$dir/exits-want" "$dir/exits-got"; then
+	echo "--- expected (exits_workload's waitpid) / +++ printed by $(basename "$EXAMPLE")"
+	diff -u "$dir/exits-want" "$dir/exits-got" | tail -n +3
+	fail "the example's exit lines about the exits workload differ"
+fi
+echo "ok: $(basename "$EXAMPLE"): $(wc -l <"$dir/got") lines about the workload, $(wc -l <"$dir/exits-got") exits of the exits workload, as their waitpid saw them"
