@@ -46,3 +46,9 @@ install(CODE "
   configure_file(\"${PROJECT_SOURCE_DIR}/pkgconfig/libcn.pc.in\" \"${CN_PC_STAGE}/libcn.pc\" @ONLY)
 " COMPONENT dev)
 install(FILES ${CN_PC_STAGE}/libcn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# The license and the release notes in share/doc/libcn for a plain
+# `cmake --install`. Component "doc" is not packaged (CPACK_COMPONENTS_ALL):
+# Debian packages carry copyright and changelog.gz instead (CnPackaging.cmake),
+# and lintian flags a second copy of a common license.
+install(FILES COPYING NEWS DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT doc)

@@ -29,12 +29,15 @@ add_custom_target(deb_changelog ALL DEPENDS ${cn_deb}/changelog.gz)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/cnctl.lintian-overrides
   DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME cnctl
   COMPONENT cnctl EXCLUDE_FROM_ALL)
+# Only in the packages too: a plain `cmake --install` gets the upstream
+# documents instead (COPYING, NEWS: CnInstall.cmake).
 foreach(pair runtime:libcn0 dev:libcn-dev cnctl:cnctl)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 component)
   list(GET pair 1 package)
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/copyright ${cn_deb}/changelog.gz
-    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${package} COMPONENT ${component})
+    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${package} COMPONENT ${component}
+    EXCLUDE_FROM_ALL)
 endforeach()
 
 # The symbols file, from the version nodes of src/libcn.map: each name with
