@@ -11,6 +11,13 @@ if(cn_system_libdir EQUAL -1)
   set(CMAKE_INSTALL_RPATH "$ORIGIN/${cn_bin_to_lib}")
 endif()
 
+# In the build tree too, relative to the binary ($ORIGIN): an absolute path
+# to the build directory would be written into cnctl and, when installing,
+# blanked out in place, leaving its length in the installed binary's string
+# table, so that packages built in two directories differed
+# (tests/package/check-reproducible.sh, reprotest's build_path).
+set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+
 install(TARGETS cn EXPORT libcnTargets COMPONENT runtime
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev)
 install(TARGETS cn_static EXPORT libcnTargets COMPONENT dev

@@ -5,7 +5,8 @@
 #   cnbus-dkms the kernel module's source for DKMS (CnDkmsPackage.cmake)
 # The build takes Debian's hardening flags (CnDebBuildFlags.cmake); binaries
 # are stripped as dh_strip does (CnStripDebs.cmake), their debug symbols go
-# in -dbgsym packages (.ddeb).
+# in -dbgsym packages (.ddeb). Why CPack and not debhelper: docs/DESIGN.md,
+# "Decisions"; the packages are reproducible (tests/package/check-reproducible.sh).
 # Configure with -DCMAKE_INSTALL_PREFIX=/usr for the multiarch libdir
 # (lib/x86_64-linux-gnu) and no RUNPATH, as tests/package does; cpack -G DEB
 # refuses any other prefix (CnCpackChecks.cmake).
@@ -124,6 +125,7 @@ set(CPACK_CN_BUILD_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_CN_SOURCE_DIR ${PROJECT_SOURCE_DIR})
 set(CPACK_CN_DKMS_VERSION ${CN_DKMS_VERSION})
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CnCpackChecks.cmake)
+set(CPACK_CN_CHANGELOG ${cn_deb}/changelog)
 set(CPACK_CN_STRIP ${CMAKE_STRIP})
 set(CPACK_CN_OBJCOPY ${CMAKE_OBJCOPY})
 set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/CnStripDebs.cmake)
