@@ -31,6 +31,6 @@ in_root sh -c 'dpkg -i /tmp/*.deb && rm /tmp/*.deb' >"$CN_ROOT_DIR/install.log" 
 	cat "$CN_ROOT_DIR/install.log"
 	exit 1
 }
-echo "installed in the throw-away root: $(in_root dpkg-query -W -f '${Package} ' libcn0 libcn-dev cnctl cnbus-dkms)"
+echo "installed in the throw-away root: $(in_root dpkg-query -W -f '${Package} ' libcn0 libcn-dev cnctl cnbus-dkms 2>/dev/null)"
 # The command's own namespaces and throw-away roots start from here.
 env -u CN_IN_NAMESPACE -u CN_ROOT_DIR chroot "$TROOT" sh -c 'cd "$1" && shift && exec "$@"' sh "$PWD" "$@"
