@@ -11,6 +11,13 @@ if(cn_system_libdir EQUAL -1)
   set(CMAKE_INSTALL_RPATH "$ORIGIN/${cn_bin_to_lib}")
 endif()
 
+# In the build tree too, relative to the binary ($ORIGIN): an absolute path
+# to the build directory would be written into cnctl and, when installing,
+# blanked out in place, leaving its length in the installed binary's string
+# table, so that packages built in two directories differed
+# (tests/package/check-reproducible.sh, reprotest's build_path).
+set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+
 install(TARGETS cn EXPORT libcnTargets COMPONENT runtime
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev)
 install(TARGETS cn_static EXPORT libcnTargets COMPONENT dev
@@ -46,3 +53,9 @@ install(CODE "
   configure_file(\"${PROJECT_SOURCE_DIR}/pkgconfig/libcn.pc.in\" \"${CN_PC_STAGE}/libcn.pc\" @ONLY)
 " COMPONENT dev)
 install(FILES ${CN_PC_STAGE}/libcn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# The license and the release notes in share/doc/libcn for a plain
+# `cmake --install`. Component "doc" is not packaged (CPACK_COMPONENTS_ALL):
+# Debian packages carry copyright and changelog.gz instead (CnPackaging.cmake),
+# and lintian flags a second copy of a common license.
+install(FILES COPYING NEWS DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT doc)

@@ -5,7 +5,8 @@
 #   cnbus-dkms the kernel module's source for DKMS (CnDkmsPackage.cmake)
 # The build takes Debian's hardening flags (CnDebBuildFlags.cmake); binaries
 # are stripped as dh_strip does (CnStripDebs.cmake), their debug symbols go
-# in -dbgsym packages (.ddeb).
+# in -dbgsym packages (.ddeb). Why CPack and not debhelper: docs/DESIGN.md,
+# "Decisions"; the packages are reproducible (tests/package/check-reproducible.sh).
 # Configure with -DCMAKE_INSTALL_PREFIX=/usr for the multiarch libdir
 # (lib/x86_64-linux-gnu) and no RUNPATH, as tests/package does; cpack -G DEB
 # refuses any other prefix (CnCpackChecks.cmake).
@@ -29,12 +30,15 @@ add_custom_target(deb_changelog ALL DEPENDS ${cn_deb}/changelog.gz)
 install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/cnctl.lintian-overrides
   DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/lintian/overrides RENAME cnctl
   COMPONENT cnctl EXCLUDE_FROM_ALL)
+# Only in the packages too: a plain `cmake --install` gets the upstream
+# documents instead (COPYING, NEWS: CnInstall.cmake).
 foreach(pair runtime:libcn0 dev:libcn-dev cnctl:cnctl)
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 component)
   list(GET pair 1 package)
   install(FILES ${PROJECT_SOURCE_DIR}/cmake/debian/copyright ${cn_deb}/changelog.gz
-    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${package} COMPONENT ${component})
+    DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${package} COMPONENT ${component}
+    EXCLUDE_FROM_ALL)
 endforeach()
 
 # The symbols file, from the version nodes of src/libcn.map: each name with
@@ -121,6 +125,7 @@ set(CPACK_CN_BUILD_PREFIX ${CMAKE_INSTALL_PREFIX})
 set(CPACK_CN_SOURCE_DIR ${PROJECT_SOURCE_DIR})
 set(CPACK_CN_DKMS_VERSION ${CN_DKMS_VERSION})
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CnCpackChecks.cmake)
+set(CPACK_CN_CHANGELOG ${cn_deb}/changelog)
 set(CPACK_CN_STRIP ${CMAKE_STRIP})
 set(CPACK_CN_OBJCOPY ${CMAKE_OBJCOPY})
 set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/CnStripDebs.cmake)

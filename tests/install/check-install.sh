@@ -5,7 +5,9 @@
 # shared library works without libnl's .pc files, that the installed cnctl
 # runs as installed, that the shared library exports exactly the CN_EXPORT
 # functions of the installed headers, and a man page for each; the test
-# module's header is not installed.
+# module's header is not installed; share/doc holds upstream's documents
+# (not the Debian packages') and cnctl-proc.service starts the cnctl
+# installed with it.
 # Usage: check-install.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1
@@ -91,6 +93,14 @@ done
 [ -f "$prefix/share/man/man3/libcn.3.gz" ] || fail "no libcn.3.gz"
 [ -f "$prefix/share/man/man1/cnctl.1.gz" ] || fail "no cnctl.1.gz"
 [ -x "$prefix/bin/cnctl" ] || fail "cnctl not installed"
+# Upstream's documents, not the Debian packages' (cmake/CnPackaging.cmake);
+# the unit starts the cnctl installed here, wherever that is.
+unit=$(find "$prefix" -name cnctl-proc.service)
+exec_start=$(sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' "$unit")
+[ "$exec_start" = "$prefix/bin/cnctl" ] || fail "$unit starts '$exec_start', not $prefix/bin/cnctl"
+debian_docs=$(find "$prefix/share/doc" -name 'changelog*' -o -name copyright)
+[ -z "$debian_docs" ] || fail "a plain install writes the Debian packages' documents:" $debian_docs
+[ -f "$prefix/share/doc/libcn/COPYING" ] || fail "no share/doc/libcn/COPYING"
 # Each page renders without a warning from man's formatter.
 for page in "$prefix"/share/man/man1/cnctl.1.gz "$prefix"/share/man/man3/*.3.gz; do
 	[ ! -L "$page" ] || continue # a link to a page checked here too

@@ -93,6 +93,7 @@ fi
 t=$CN_ROOT_DIR
 troot_mount "$t"
 r=$TROOT
+troot_purge_installed cnbus-dkms
 # Only the plain flavours' headers (see the top).
 for d in "$r"/lib/modules/*-rt-*; do
 	[ ! -e "$d" ] || rm -rf "$d"

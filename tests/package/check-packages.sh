@@ -107,6 +107,7 @@ fi
 out=$CN_OUT
 troot_mount "$CN_ROOT_DIR"
 troot_bind "$out"
+troot_purge_installed cnctl-dbgsym libcn0-dbgsym cnctl libcn-dev libcn0
 debs=("$out"/debs/libcn0_*.deb "$out"/debs/libcn-dev_*.deb "$out"/debs/cnctl_*.deb)
 in_root dpkg -i "${debs[@]}" >"$out/install.log" 2>&1 || fail "dpkg -i: $(cat "$out/install.log")"
 

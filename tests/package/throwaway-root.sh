@@ -19,10 +19,17 @@
 #   troot_bind DIR...        make this machine's DIR the root's DIR (files
 #                            written there stay: the caller's scratch dirs)
 #   in_root CMD...           run CMD in the root (chroot)
+#   troot_purge_installed PKG...
+#                            purge in the root whichever of PKG this machine
+#                            has installed (a developer's own libcn): the
+#                            test starts from a root without them, and what
+#                            their purge removed is not counted by
+#                            troot_left
 #   troot_left PATH...       print what the upper layer holds that this
 #                            machine does not (a file or directory left
 #                            behind, a file changed or removed), but under
-#                            PATH (relative to /, e.g. var/lib/dpkg)
+#                            PATH (relative to /, e.g. var/lib/dpkg), and
+#                            but what troot_purge_installed left
 
 troot_can_run() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -49,6 +56,8 @@ troot_mount() {
 	mount -t overlay cn-troot -o "lowerdir=/,upperdir=$1/upper,workdir=$1/work" "$1/root"
 	TROOT=$1/root
 	TROOT_UPPER=$1/upper
+	TROOT_BEFORE=$1/left-before
+	: >"$TROOT_BEFORE"
 	local fs
 	for fs in proc sys dev; do
 		mount --rbind "/$fs" "$TROOT/$fs"
@@ -67,11 +76,33 @@ in_root() {
 	chroot "$TROOT" "$@"
 }
 
+troot_purge_installed() {
+	local installed=() p
+	for p in "$@"; do
+		if dpkg-query -W -f '${db:Status-Status}\n' "$p" 2>/dev/null | grep -qvx not-installed; then
+			installed+=("$p")
+		fi
+	done
+	[ ${#installed[@]} -gt 0 ] || return 0
+	echo "note: this machine has ${installed[*]} installed: purged in the throw-away root first"
+	# --force-depends: the machine's own programs that need them are not
+	# this test's business.
+	in_root dpkg --purge --force-depends "${installed[@]}" >/dev/null
+	troot_upper_diff >"$TROOT_BEFORE"
+}
+
 troot_left() {
 	local prune=() p
 	for p in "$@"; do
 		prune+=(-path "./$p" -o)
 	done
+	troot_upper_diff "${prune[@]}" | grep -vxF -f "$TROOT_BEFORE" || true
+}
+
+# troot_upper_diff FIND_PRUNE_ARGS...: troot_left's list, before what
+# troot_purge_installed left is taken out.
+troot_upper_diff() {
+	local prune=("$@")
 	(
 		cd "$TROOT_UPPER"
 		find . -mindepth 1 \( "${prune[@]}" -false \) -prune -o -print | while read -r f; do
