@@ -6,10 +6,10 @@
 # kernel kmod supports:
 #   - Debian's headers: the newest installed 6.1 and 6.12, plain and -rt
 #     (/lib/modules/<kver>/build);
-#   - the trimmed external-module trees linux-<v>-extmod.tar.xz (6.18, 7.0)
-#     in KERNEL_TREES (default: ../shared/kernels next to the main clone),
-#     unpacked once into a cache under ${TMPDIR:-/tmp}; they hold no
-#     Module.symvers, hence KBUILD_MODPOST_WARN=1 there.
+#   - the newest kernel Debian ships (unstable's 7.2), plain and -rt: trees
+#     tests/kmod/kernel-trees.sh prepared from Debian's linux-source and
+#     headers into KMOD_TREE_CACHE (default /var/cache/libcn/kmod-trees;
+#     scripts/install-deps runs it), with Debian's Module.symvers.
 # Every build runs in a scratch copy (make dkms-tree), never in kmod/.
 #
 # Usage: build-matrix.sh [SRC]   (SRC: the libcn source tree, default ../..)
@@ -32,23 +32,6 @@ newest() {
 	ls -d /lib/modules/$1/build 2>/dev/null | sed 's|^/lib/modules/||; s|/build$||' |
 		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi |
 		sort -V | tail -n 1
-}
-
-# tree TARBALL: the unpacked tree of TARBALL (cached), printed.
-tree() {
-	name=$(basename "$1" .tar.xz)
-	cache=${TMPDIR:-/tmp}/cnbus-kernels
-	stamp=$(stat -c '%s.%Y' "$1")
-	if [ "$(cat "$cache/$name.stamp" 2>/dev/null)" != "$stamp" ]; then
-		mkdir -p "$cache"
-		tmp=$(mktemp -d "$cache/.unpack.XXXXXX")
-		tar -xJf "$1" -C "$tmp" || { rm -rf "$tmp"; return 1; }
-		rm -rf "${cache:?}/$name"
-		mv "$tmp/$name" "$cache/$name"
-		rm -rf "$tmp"
-		echo "$stamp" >"$cache/$name.stamp"
-	fi
-	echo "$cache/$name"
 }
 
 # build LABEL KDIR [make args]: kmod and the example against KDIR.
@@ -105,21 +88,18 @@ else
 		build "$kver" "/lib/modules/$kver/build"
 	done
 
-	KERNEL_TREES=${KERNEL_TREES:-}
-	if [ -z "$KERNEL_TREES" ]; then
-		# ../shared/kernels next to the main clone (also from a worktree).
-		common=$(git -C "$SRC" rev-parse --path-format=absolute --git-common-dir 2>/dev/null ||
-			echo "$SRC/.git")
-		KERNEL_TREES=$(dirname "$(dirname "$common")")/shared/kernels
-	fi
-	for v in 6.18 7.0; do
-		tarball=$KERNEL_TREES/linux-$v-extmod.tar.xz
-		if [ ! -f "$tarball" ]; then
-			missing="$missing $tarball"
+	cache=${KMOD_TREE_CACHE:-/var/cache/libcn/kmod-trees}
+	version=${KMOD_TREE_VERSION:-7.2}
+	for rt in "" -rt; do
+		# shellcheck disable=SC2012 # release names, no odd characters
+		kver=$(ls -d "$cache/$version".*-amd64 2>/dev/null | sed 's|.*/||' |
+			if [ "$rt" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-\|-cloud-'; fi |
+			sort -V | tail -n 1)
+		if [ -z "$kver" ]; then
+			missing="$missing $cache/$version.*$rt-amd64 (tests/kmod/kernel-trees.sh)"
 			continue
 		fi
-		kdir=$(tree "$tarball") || { failed="$failed $v(unpack)"; continue; }
-		build "linux-$v" "$kdir" KBUILD_MODPOST_WARN=1
+		build "$kver" "$cache/$kver"
 	done
 fi
 
