@@ -1773,6 +1773,9 @@ int main(int argc, char **argv)
 	const char *e;
 	int r;
 
+	/* kproc.c's children: exec'd, gone at once. */
+	if ((argc >= 2 && !strcmp(argv[1], KPROC_CHILD)) || getenv(KPROC_CHILD_ENV))
+		return KPROC_CHILD_EXIT;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s /path/cnbus_test.ko [test...]\n", argv[0]);
@@ -1832,6 +1835,11 @@ int main(int argc, char **argv)
 	run("proc_listener_exit", t_proc_listener_exit, argc, argv);
 	run("proc_unprivileged", t_proc_unprivileged, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
+	/* kproc.c: cnbus_proc.ko, unloaded again by each test */
+	run("kproc_storm", t_kproc_storm, argc, argv);
+	run("kproc_unprivileged_join", t_kproc_unprivileged_join, argc, argv);
+	run("kproc_argv_edges", t_kproc_argv_edges, argc, argv);
+	run("kproc_unload_storm", t_kproc_unload_storm, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
 	run("fault_blaster_nobody", t_fault_blaster_nobody, argc, argv);
 	/* hostile.c */

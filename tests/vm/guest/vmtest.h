@@ -2,7 +2,8 @@
 /*
  * vmtest.h - what the guest test files share (cnbus_vmtest.c has the test
  * table and main(); hostile.c the hostile-user tests; proc_listeners.c the
- * proc connector shared by several listeners; hotplug.c CBUS under CPU
+ * proc connector shared by several listeners; kproc.c cnbus_proc.ko;
+ * hotplug.c CBUS under CPU
  * hotplug; params.c writes to cnbus's writable parameter).
  */
 #ifndef CNBUS_VMTEST_H
@@ -59,6 +60,18 @@ int t_cbus_hotplug(void);
 
 /* params.c */
 int t_param_write_refused(void);
+
+/* kproc.c: cnbus_proc.ko. The programs its tests exec are cnbus_vmtest
+ * with argv[1] KPROC_CHILD, which exits at once with KPROC_CHILD_EXIT. */
+#define KPROC_CHILD	  "kproc-child"
+#define KPROC_CHILD_ENV	  "KPROC_CHILD" /* set for them too: argv may be empty */
+#define KPROC_CHILD_EXIT  7
+#define KPROC_EXEC_FAILED 9 /* a child whose execve failed */
+int kproc_load(const char *params);
+int t_kproc_storm(void);
+int t_kproc_unprivileged_join(void);
+int t_kproc_argv_edges(void);
+int t_kproc_unload_storm(void);
 
 /* proc_listeners.c */
 int t_proc_ignore_unlistened(void);
