@@ -289,7 +289,8 @@ void proc_summary(struct proc_state *st)
 
 	if (st->o->common.json) {
 		proc_json_head(stdout, "summary");
-		fprintf(stdout, ",\"printed\":%llu,", (unsigned long long)st->printed);
+		fprintf(stdout, ",\"source\":\"%s\",\"printed\":%llu,",
+			st->kmod ? "cnbus_proc" : "connector", (unsigned long long)st->printed);
 		if (st->kernel_filter)
 			fputs("\"gaps_tracked\":false", stdout);
 		else
@@ -312,6 +313,9 @@ void proc_summary(struct proc_state *st)
 			 (unsigned long long)st->loss.gaps);
 	fprintf(stderr, "cnctl: %llu events printed, %s, %llu overruns\n",
 		(unsigned long long)st->printed, gaps, (unsigned long long)st->loss.overruns);
+	fprintf(stderr, "cnctl: events read from %s\n",
+		st->kmod ? "cnbus_proc.ko (command lines read by the kernel at exec)"
+			 : "the kernel's proc connector (command lines read from /proc)");
 	/* On a line of its own: the line above keeps its shape. */
 	if (have_drops)
 		fprintf(stderr, "cnctl: %llu events dropped by the kernel for this socket\n",

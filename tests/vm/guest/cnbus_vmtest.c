@@ -67,9 +67,10 @@ double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int mod_load(const char *params)
+/* Load the module file at path; 0 or -errno. */
+static int ko_load(const char *path, const char *params)
 {
-	int fd = open(test_ko, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int r;
 
 	if (fd < 0)
@@ -78,6 +79,21 @@ int mod_load(const char *params)
 	r = r ? -errno : 0;
 	close(fd);
 	return r;
+}
+
+int mod_load(const char *params)
+{
+	return ko_load(test_ko, params);
+}
+
+int mod_load_beside(const char *name, const char *params)
+{
+	const char *slash = strrchr(test_ko, '/');
+	char path[512];
+
+	snprintf(path, sizeof(path), "%.*s%s.ko", slash ? (int)(slash - test_ko + 1) : 0, test_ko,
+		 name);
+	return ko_load(path, params);
 }
 
 int mod_unload(const char *name)

@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -21,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,30 +42,6 @@
 struct kseq {
 	uint64_t lost, records;
 };
-
-static int kproc_path(char *buf, size_t len)
-{
-	const char *slash = strrchr(test_ko, '/');
-	int n = slash ? (int)(slash - test_ko) : 0;
-
-	return snprintf(buf, len, "%.*s%scnbus_proc.ko", n, test_ko, slash ? "/" : "") >= (int)len;
-}
-
-/* Load cnbus_proc.ko with @params; 0 or -errno (-EEXIST: it was loaded). */
-int kproc_load(const char *params)
-{
-	char path[256];
-	int fd, r;
-
-	if (kproc_path(path, sizeof(path)))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return r;
-}
 
 /* A socket on kmod's unit listening to the records (libcn), or NULL. */
 static struct cn_sock *kproc_open(void)
@@ -171,7 +145,7 @@ int t_kproc_storm(void)
 	struct kseq k;
 	int rc = 0, r, left, named = 0;
 
-	r = kproc_load("");
+	r = mod_load_beside("cnbus_proc", "");
 	CHECK(r == 0 || r == -EEXIST, "load cnbus_proc.ko: %s", strerror(-r));
 	s = kproc_open();
 	CHECK(s, "open and join group %u: %s", CNBUS_PROC_IDX, strerror(errno));
@@ -366,7 +340,7 @@ int t_kproc_argv_edges(void)
 
 	memset(big, 'y', sizeof(big) - 1);
 	memset(c, 0, sizeof(c));
-	r = kproc_load("");
+	r = mod_load_beside("cnbus_proc", "");
 	CHECK(r == 0 || r == -EEXIST, "load cnbus_proc.ko: %s", strerror(-r));
 	s = kproc_open();
 	CHECK(s, "open and listen: %s", strerror(errno));
@@ -449,7 +423,7 @@ int t_kproc_unload_storm(void)
 		struct cn_bus_proc_event ev;
 		uint64_t before;
 
-		r = kproc_load("");
+		r = mod_load_beside("cnbus_proc", "");
 		CHECK(r == 0, "load cnbus_proc.ko (round %d): %s", round, strerror(-r));
 		before = k.records;
 		while (k.records < before + 200) {

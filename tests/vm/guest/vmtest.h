@@ -36,6 +36,8 @@ extern int ncpu_ids;	    /* the highest possible CPU number + 1 */
 __attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
 double now_s(void);
 int mod_load(const char *params); /* cnbus_test.ko */
+/* NAME.ko from cnbus_test.ko's directory (cnbus, cnbus_proc); 0 or -errno. */
+int mod_load_beside(const char *name, const char *params);
 int mod_unload(const char *name);
 int module_loaded(const char *name);
 int reload_test_module(const char *params);
@@ -67,7 +69,6 @@ int t_param_write_refused(void);
 #define KPROC_CHILD_ENV	  "KPROC_CHILD" /* set for them too: argv may be empty */
 #define KPROC_CHILD_EXIT  7
 #define KPROC_EXEC_FAILED 9 /* a child whose execve failed */
-int kproc_load(const char *params);
 int t_kproc_storm(void);
 int t_kproc_unprivileged_join(void);
 int t_kproc_argv_edges(void);
