@@ -16,6 +16,7 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,5 +450,135 @@ out:
 	cn_close(s);
 	if (module_loaded("cnbus_proc"))
 		mod_unload("cnbus_proc");
+	return rc;
+}
+
+#define OVR_CPUS 64
+
+/* A child pinned to cpu that exits at once: its exit record is made on
+ * that CPU. Returns its pid (reaped), or -1. */
+static pid_t sentinel(int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		_exit(sched_setaffinity(0, sizeof(set), &set) ? 1 : 0);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	return pid;
+}
+
+struct ovr {
+	int64_t first[OVR_CPUS], last[OVR_CPUS]; /* sentinels' seqs, -1: none yet */
+	uint64_t received[OVR_CPUS], lost[OVR_CPUS];
+};
+
+/* Read (through libcn) until the sentinel of every online CPU has come
+ * (pid NULL: until nothing comes for 200 ms); the records from a CPU from
+ * its first sentinel to its last are counted, with the loss libcn reports
+ * before them; set first (or last) to each sentinel's seq. */
+static int ovr_read(struct cn_sock *s, struct kseq *k, struct ovr *o, const pid_t *pid, int first)
+{
+	int left = pid ? ncpus : 1, r;
+
+	while (left > 0) {
+		struct cn_bus_proc_event ev;
+		unsigned int c;
+
+		r = kev_next(s, k, pid ? KPROC_TIMEOUT_MS : 200, &ev);
+		if (r == -ENOBUFS)
+			continue;
+		if (!pid && r == -ETIMEDOUT)
+			return 0;
+		if (r)
+			return r;
+		c = ev.cpu;
+		if (c >= OVR_CPUS)
+			return -ERANGE;
+		if (o->first[c] >= 0 && o->last[c] < 0) {
+			o->received[c]++;
+			o->lost[c] += ev.lost_before;
+		}
+		if (pid && ev.what == CN_PROC_EXIT && (int)c < ncpus && ev.pid == pid[c]) {
+			if (first)
+				o->first[c] = ev.seq;
+			else
+				o->last[c] = ev.seq;
+			if (first)
+				o->received[c] = 1; /* the window starts with it */
+			left--;
+		}
+	}
+	return 0;
+}
+
+/*
+ * kproc_overrun_exact: a storm of 300 processes read through a receive
+ * buffer too small for it, so the socket overruns. Between a pinned
+ * child's exit on every CPU before the storm and another after it, each
+ * CPU's records received plus the loss libcn reported before them equal
+ * the records the module numbered there, exactly; and the loss is not 0
+ * (the check can fail).
+ */
+int t_kproc_overrun_exact(void)
+{
+	static struct ovr o;
+	struct cn_proc_stats ps;
+	struct cn_sock *s = NULL;
+	struct kseq k = { 0 };
+	pid_t pid[OVR_CPUS];
+	uint64_t made = 0, got = 0, lost = 0;
+	int rc = 0, r;
+
+	CHECK(ncpus <= OVR_CPUS, "%d CPUs", ncpus);
+	for (int c = 0; c < OVR_CPUS; c++)
+		o.first[c] = o.last[c] = -1, o.received[c] = o.lost[c] = 0;
+	r = mod_load_beside("cnbus_proc", "");
+	CHECK(r == 0 || r == -EEXIST, "load cnbus_proc.ko: %s", strerror(-r));
+	s = kproc_open();
+	CHECK(s, "open and listen: %s", strerror(errno));
+	for (int c = 0; c < ncpus; c++)
+		pid[c] = sentinel(c);
+	CHECK(ovr_read(s, &k, &o, pid, 1) == 0, "first sentinels");
+	CHECK(cn_set_rcvbuf(s, 4096) >= 0, "small rcvbuf");
+	for (int i = 0; i < 300; i++) {
+		char *argv[] = { KPROC_SELF, KPROC_CHILD, "overrun", NULL };
+		pid_t p = spawn(KPROC_SELF, argv);
+
+		CHECK(p > 0, "fork");
+		waitpid(p, NULL, 0);
+	}
+	CHECK(cn_set_rcvbuf(s, KPROC_RCVBUF) >= 0, "rcvbuf");
+	/* An overrun socket takes nothing more until it has been read
+	 * empty (netlink's congestion flag): drain it before the sentinels. */
+	r = ovr_read(s, &k, &o, NULL, 0);
+	CHECK(r == 0, "after the storm: %s", strerror(-r));
+	for (int c = 0; c < ncpus; c++)
+		pid[c] = sentinel(c);
+	r = ovr_read(s, &k, &o, pid, 0);
+	CHECK(r == 0, "last sentinels: %s", strerror(-r));
+	for (int c = 0; c < ncpus; c++) {
+		uint64_t window = (uint64_t)(o.last[c] - o.first[c] + 1);
+
+		CHECK(o.received[c] + o.lost[c] == window,
+		      "CPU %d: %" PRIu64 " received + %" PRIu64 " lost != %" PRIu64 " numbered", c,
+		      o.received[c], o.lost[c], window);
+		made += window;
+		got += o.received[c];
+		lost += o.lost[c];
+	}
+	CHECK(cn_proc_stats(s, &ps) == 0 && ps.overruns > 0, "no overrun");
+	CHECK(lost > 0, "nothing lost: the check proves nothing");
+	info("%" PRIu64 " records numbered between the sentinels = %" PRIu64 " received + %" PRIu64
+	     " reported lost (%" PRIu64 " overruns)",
+	     made, got, lost, ps.overruns);
+out:
+	cn_close(s);
+	mod_unload("cnbus_proc");
 	return rc;
 }

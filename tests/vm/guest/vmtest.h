@@ -73,6 +73,7 @@ int t_kproc_storm(void);
 int t_kproc_unprivileged_join(void);
 int t_kproc_argv_edges(void);
 int t_kproc_unload_storm(void);
+int t_kproc_overrun_exact(void);
 
 /* proc_listeners.c */
 int t_proc_ignore_unlistened(void);
