@@ -1857,6 +1857,7 @@ int main(int argc, char **argv)
 	run("kproc_argv_edges", t_kproc_argv_edges, argc, argv);
 	run("kproc_unload_storm", t_kproc_unload_storm, argc, argv);
 	run("kproc_overrun_exact", t_kproc_overrun_exact, argc, argv);
+	run("kproc_cpu_offline", t_kproc_cpu_offline, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
 	run("fault_blaster_nobody", t_fault_blaster_nobody, argc, argv);
 	/* hostile.c */

@@ -59,6 +59,10 @@ int t_hostile_burst_unbounded(void);
 
 /* hotplug.c */
 int t_cbus_hotplug(void);
+/* 1 online, 0 offline, -1 not hotpluggable (no online file). */
+int cpu_online(unsigned int cpu);
+/* Take cpu offline (0) or online (1). Returns 0 or -errno. */
+int cpu_set_online(unsigned int cpu, int on);
 
 /* params.c */
 int t_param_write_refused(void);
@@ -74,6 +78,7 @@ int t_kproc_unprivileged_join(void);
 int t_kproc_argv_edges(void);
 int t_kproc_unload_storm(void);
 int t_kproc_overrun_exact(void);
+int t_kproc_cpu_offline(void);
 
 /* proc_listeners.c */
 int t_proc_ignore_unlistened(void);
