@@ -398,6 +398,29 @@ static pid_t stormer(void)
 	return pid;
 }
 
+/* Two stormers into st[]; 0, or -1 when a fork failed (st[] holds what
+ * started, for storm_stop). */
+static int storm_start(pid_t st[2])
+{
+	for (int i = 0; i < 2; i++) {
+		st[i] = stormer();
+		if (st[i] <= 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Kill and reap the stormers in st[] (-1: none). */
+static void storm_stop(pid_t st[2])
+{
+	for (int i = 0; i < 2; i++)
+		if (st[i] > 0) {
+			kill(st[i], SIGKILL);
+			waitpid(st[i], NULL, 0);
+			st[i] = -1;
+		}
+}
+
 /*
  * kproc_unload_storm: cnbus_proc.ko unloaded while two processes fork and
  * exec as fast as they can, three times: the unload returns, records stop
@@ -416,10 +439,7 @@ int t_kproc_unload_storm(void)
 
 	s = kproc_open();
 	CHECK(s, "open and listen: %s", strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		st[i] = stormer();
-		CHECK(st[i] > 0, "fork");
-	}
+	CHECK(storm_start(st) == 0, "fork");
 	for (int round = 0; round < 3; round++) {
 		struct cn_bus_proc_event ev;
 		uint64_t before;
@@ -442,11 +462,7 @@ int t_kproc_unload_storm(void)
 	}
 	info("3 unloads in a storm; %" PRIu64 " records read, none after an unload", k.records);
 out:
-	for (int i = 0; i < 2; i++)
-		if (st[i] > 0) {
-			kill(st[i], SIGKILL);
-			waitpid(st[i], NULL, 0);
-		}
+	storm_stop(st);
 	cn_close(s);
 	if (module_loaded("cnbus_proc"))
 		mod_unload("cnbus_proc");
@@ -624,10 +640,7 @@ int t_kproc_cpu_offline(void)
 	CHECK(r == 0 || r == -EEXIST, "load cnbus_proc.ko: %s", strerror(-r));
 	s = kproc_open();
 	CHECK(s, "open and listen: %s", strerror(errno));
-	for (int i = 0; i < 2; i++) {
-		st[i] = stormer();
-		CHECK(st[i] > 0, "fork");
-	}
+	CHECK(storm_start(st) == 0, "fork");
 	for (int round = 0; round < 5; round++) {
 		r = cpu_set_online(1, 0);
 		CHECK(r == 0, "CPU 1 offline: %s", strerror(-r));
@@ -638,11 +651,7 @@ int t_kproc_cpu_offline(void)
 		r = read_more(s, &k, 100);
 		CHECK(r == 0, "records with CPU 1 online: %s", strerror(-r));
 	}
-	for (int i = 0; i < 2; i++) {
-		kill(st[i], SIGKILL);
-		waitpid(st[i], NULL, 0);
-		st[i] = -1;
-	}
+	storm_stop(st);
 	CHECK(kstat_wait_drained(&ks, 30) == 0, "CBUS not drained");
 	while ((r = kev_next(s, &k, 500, &ev)) == 0)
 		;
@@ -656,11 +665,7 @@ int t_kproc_cpu_offline(void)
 	     " 0 refused",
 	     k.records);
 out:
-	for (int i = 0; i < 2; i++)
-		if (st[i] > 0) {
-			kill(st[i], SIGKILL);
-			waitpid(st[i], NULL, 0);
-		}
+	storm_stop(st);
 	if (cpu_online(1) == 0)
 		cpu_set_online(1, 1);
 	cn_close(s);
