@@ -28,10 +28,11 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/kmod/ DESTINATION ${cn_dkms_dir}
   COMPONENT dkms EXCLUDE_FROM_ALL
   FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "Kbuild" PATTERN "Makefile"
   PATTERN "dkms.conf" PATTERN "*.mod.c" EXCLUDE)
-# The same three headers as kmod/Makefile's dkms-tree target.
+# The same four headers as kmod/Makefile's dkms-tree target.
 install(FILES ${PROJECT_SOURCE_DIR}/include/libcn/proto.h
   ${PROJECT_SOURCE_DIR}/include/libcn/kmod_genl.h
   ${PROJECT_SOURCE_DIR}/include/libcn/cnbus_test.h
+  ${PROJECT_SOURCE_DIR}/include/libcn/cnbus_proc.h
   DESTINATION ${cn_dkms_dir}/include/libcn COMPONENT dkms EXCLUDE_FROM_ALL)
 install(FILES ${PROJECT_BINARY_DIR}/debian/changelog.gz ${PROJECT_SOURCE_DIR}/kmod/README.md
   DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/cnbus-dkms COMPONENT dkms EXCLUDE_FROM_ALL)

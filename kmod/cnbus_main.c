@@ -23,10 +23,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/module.h>
 #include <linux/net.h>
 #include <net/net_namespace.h>
 #include <net/sock.h>
+
+#include <libcn/cnbus_proc.h>
 
 #include "cnbus_internal.h"
 
@@ -52,6 +55,21 @@ static int cnbus_unit_free(unsigned int unit)
 	return -EBUSY;
 }
 
+/*
+ * A socket joins @group (bind() or NETLINK_ADD_MEMBERSHIP; the kernel
+ * calls this in the joining task). The process-event group carries argv,
+ * which can hold what hidepid hides in /proc: only a task with
+ * CAP_NET_ADMIN in the initial user namespace may join it. It is checked
+ * whether cnbus_proc.ko is loaded or not, so that no socket can join
+ * before the producer loads and keep its membership after.
+ */
+static int cnbus_unit_bind(struct net *net, int group)
+{
+	if (group == CNBUS_PROC_IDX && !capable(CAP_NET_ADMIN))
+		return -EPERM;
+	return 0;
+}
+
 /* Create the unit's kernel socket, cnbus_dev.nls. */
 static int cnbus_unit_create(void)
 {
@@ -59,6 +77,7 @@ static int cnbus_unit_create(void)
 		.groups = cnbus_dev.groups,
 		.flags = NL_CFG_F_NONROOT_RECV,
 		.input = cnbus_core_rx,
+		.bind = cnbus_unit_bind,
 	};
 	int err;
 

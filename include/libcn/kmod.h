@@ -111,6 +111,102 @@ CN_EXPORT struct cn_sock *cn_bus_open(const struct cn_open_opts *opts);
  */
 CN_EXPORT int cn_bus_parse_reply(const void *buf, size_t len, struct cn_bus_info **info);
 
+/* ------------------------------------------------------------------------ */
+/* Process events from cnbus_proc.ko (kmod's producer; cn_bus_proc_recv(3)) */
+/* ------------------------------------------------------------------------ */
+
+/* Flags of a cn_bus_proc_event (the module's CNBUS_PROC_* flags). */
+#define CN_BUS_PROC_ARGV_CUT	 0x1u /* argv longer than the module's argv_max: cut */
+#define CN_BUS_PROC_ARGV_FAULT	 0x2u /* argv, or its rest, could not be read */
+#define CN_BUS_PROC_FILENAME_CUT 0x4u /* filename longer than 4096 bytes: cut */
+
+/*
+ * A fork, exec or exit as cnbus_proc.ko recorded it, in the tracepoint of
+ * the event. Pids are those of the initial pid namespace, ids those of
+ * the initial user namespace. filename and argv point into the receive
+ * buffer: valid until the next receive call on the socket.
+ */
+struct cn_bus_proc_event {
+	uint32_t what;	       /* CN_PROC_FORK, CN_PROC_EXEC or CN_PROC_EXIT */
+	uint32_t cpu;	       /* CPU of the event and of its sequence number */
+	uint32_t seq;	       /* that CPU's record number (cn_msg.seq) */
+	uint32_t flags;	       /* CN_BUS_PROC_* */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC nanoseconds */
+	pid_t pid;	       /* the task (fork: the child) */
+	pid_t tgid;	       /* its process */
+	pid_t parent_pid;      /* its real parent, as the proc connector reports */
+	pid_t parent_tgid;
+	uint32_t ruid, euid;  /* real and effective uid */
+	uint32_t rgid, egid;  /* real and effective gid */
+	uint32_t exit_code;   /* exit: wait(2) status */
+	int32_t exit_signal;  /* exit: signal the parent gets (-1: none, a thread) */
+	const char *filename; /* exec: the path execve() was given, not NUL-terminated */
+	size_t filename_len;
+	const char *argv; /* exec: the arguments, each ending with a NUL, as in
+			     /proc/PID/cmdline; argv_len bytes */
+	size_t argv_len;
+	size_t argv_total;    /* exec: argv's whole length (> argv_len: cut) */
+	uint32_t lost_before; /* records lost just before it (per-CPU gaps) */
+	/* Room for fields a later version adds: not written, do not read. */
+	uint64_t reserved[4];
+};
+
+/*
+ * Decode one record of cnbus_proc.ko (id {CNBUS_PROC_IDX, CNBUS_PROC_VAL},
+ * <libcn/cnbus_proc.h>) into *ev, without loss tracking (lost_before 0).
+ * ev->filename and ev->argv point into msg. Returns 0, -EINVAL (a NULL
+ * argument), -EPROTO (another id), -EBADMSG (shorter than its lengths
+ * say), -ENOMSG (a record type this libcn does not know: a newer module).
+ */
+CN_EXPORT int cn_bus_proc_decode(const struct cn_msg *msg, struct cn_bus_proc_event *ev);
+
+/*
+ * Join the records' group on socket s (opened on kmod's unit, e.g. with
+ * cn_bus_open) and start loss tracking afresh. cnbus.ko lets only a
+ * process with CAP_NET_ADMIN in the initial user namespace join it:
+ * -EPERM otherwise. Does not load cnbus_proc.ko: without it the group
+ * stays silent. Returns 0 or -errno.
+ */
+CN_EXPORT int cn_bus_proc_listen(struct cn_sock *s);
+
+/*
+ * Receive up to max records with one receive call (cn_recv_batch) and
+ * decode them into ev[0..n); messages of other ids are skipped. Waits for
+ * the first record unless CN_RECV_DONTWAIT or a non-blocking socket.
+ * Loss is reported as cn_proc_recv reports it: ev[i].lost_before counts
+ * the records missing from a CPU's sequence just before it, and
+ * cn_proc_stats(s) counts events, lost and overruns (-ENOBUFS from this
+ * call: the socket overran; call again). Returns n >= 1 or -errno
+ * (-EAGAIN, -ENOBUFS, -EINVAL for a NULL argument, a max of 0 or unknown
+ * flags). The pointers of every event are valid until the next receive
+ * call on s.
+ */
+CN_EXPORT int cn_bus_proc_recv_batch(struct cn_sock *s, struct cn_bus_proc_event *ev,
+				     unsigned int max, unsigned int flags);
+
+/* One record: cn_bus_proc_recv_batch with max 1; returns 0 or -errno. */
+CN_EXPORT int cn_bus_proc_recv(struct cn_sock *s, struct cn_bus_proc_event *ev, unsigned int flags);
+
+/* The producer's own counters since it was loaded (summed over CPUs). */
+struct cn_bus_proc_totals {
+	uint64_t records;  /* records made: sequence numbers taken */
+	uint64_t inserted; /* accepted by CBUS */
+	uint64_t refused;  /* refused by CBUS (a CPU's ring was full): lost */
+	uint32_t argv_max; /* the module's argv_max parameter */
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+/*
+ * Ask cnbus_proc.ko for its totals (a request to id {CNBUS_PROC_IDX,
+ * CNBUS_PROC_VAL_STATS}), waiting up to timeout_ms. Together with
+ * cn_bus_query's CBUS counters (dropped) they say how many records were
+ * made and lost before any socket: records = received + lost on a socket
+ * that listened for all of them. Returns 0, -ENODEV (cnbus_proc.ko not
+ * loaded), -ETIMEDOUT, or -errno.
+ */
+CN_EXPORT int cn_bus_proc_totals(struct cn_sock *s, struct cn_bus_proc_totals *out, int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -67,7 +67,7 @@ build() {
 		failed="$failed $label"
 		return 0
 	fi
-	for ko in kmod/cnbus.ko kmod/cnbus_test.ko example/cn_hello.ko; do
+	for ko in kmod/cnbus.ko kmod/cnbus_proc.ko kmod/cnbus_test.ko example/cn_hello.ko; do
 		[ -f "$out/$ko" ] || { echo "FAIL: $label: no $ko"; failed="$failed $label"; return 0; }
 	done
 	echo "ok: $label: $(modinfo -F vermagic "$out/kmod/cnbus.ko")"

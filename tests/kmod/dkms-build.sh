@@ -132,10 +132,10 @@ dkms add -m "$NAME" -v "$VERSION" $D || fail "dkms add"
 export CNBUS_DKMS_TEST=1
 # shellcheck disable=SC2086
 set -- $KVER
-build "$1" "cnbus cnbus_test" ""
+build "$1" "cnbus cnbus_proc cnbus_test" ""
 CNBUS_DKMS_TEST=0
 for k in $KVER; do
-	build "$k" cnbus cnbus_test
+	build "$k" "cnbus cnbus_proc" cnbus_test
 done
 # shellcheck disable=SC2086
 dkms remove -m "$NAME" -v "$VERSION" --all $D || fail "dkms remove"

@@ -57,6 +57,10 @@ _cnctl()
 		mapfile -t COMPREPLY < <(compgen -W "clock iso mono" -- "$cur")
 		return
 		;;
+	--source)
+		[[ $cmd == proc ]] && mapfile -t COMPREPLY < <(compgen -W "auto kmod connector" -- "$cur")
+		return
+		;;
 	--match | -m)
 		mapfile -t COMPREPLY < <(compgen -W "strict ack-only" -- "$cur")
 		return

@@ -52,6 +52,7 @@ static const struct cnctl_option options[] = {
 	{ "rcvbuf", required_argument, 'r', PROC | LISTEN | REQUEST },
 	{ "seq", required_argument, 's', SEND | REQUEST },
 	{ "stats", no_argument, 'S', PROC },
+	{ "source", required_argument, 'O', PROC },
 	{ "time", required_argument, 'T', PROC },
 	{ NULL, required_argument, 'D', PROC },
 	{ "timeout", required_argument, 't', PROC | LISTEN | REQUEST | NOTIFY },

@@ -125,6 +125,10 @@ static void proc_usage(FILE *f)
 		"                       as JSON's monotonic_ns)\n"
 		"  -c, --color WHEN     auto (the default: on a terminal, unless NO_COLOR is\n"
 		"                       set or TERM is dumb), always or never\n"
+		"      --source SOURCE  auto (the default: cnbus_proc.ko when it is loaded\n"
+		"                       and --events asks for no other type than fork,\n"
+		"                       clone, exec, exit; else the proc connector), kmod\n"
+		"                       or connector\n"
 		"  -r, --rcvbuf BYTES   socket receive buffer (suffix K, M, G allowed); a\n"
 		"                       larger buffer rides out bursts (forced as root)\n"
 		"  -L, --prompt         read each event as it comes (what cnctl always does;\n"
@@ -266,6 +270,19 @@ static int parse_opts(int argc, char **argv, struct proc_opts *o)
 		case CNCTL_OPT_ECS:
 			o->ecs = 1;
 			o->common.json = 1; /* JSON lines in every other respect */
+			break;
+		case 'O':
+			if (strcmp(optarg, "auto") == 0)
+				o->source = PROC_SOURCE_AUTO;
+			else if (strcmp(optarg, "kmod") == 0)
+				o->source = PROC_SOURCE_KMOD;
+			else if (strcmp(optarg, "connector") == 0)
+				o->source = PROC_SOURCE_CONNECTOR;
+			else
+				return cnctl_usage_err("proc",
+						       "invalid --source value '%s': expected "
+						       "auto, kmod or connector",
+						       optarg);
 			break;
 		case 'D':
 		case 't':
@@ -571,11 +588,15 @@ static int run(struct proc_state *st)
 			flush_out();
 			return CNCTL_EXIT_ERROR;
 		}
-		n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, flags);
+		if (st->kmod)
+			n = proc_kmod_recv(st, ev, flags);
+		else
+			n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, flags);
 		flags = 0;
 		if (n > 0) {
 			st->events_read += (uint64_t)n;
-			proc_info_prefetch(st, ev, n);
+			if (!st->kmod)
+				proc_info_prefetch(st, ev, n);
 			for (int i = 0; i < n; i++)
 				if (handle_event(st, &ev[i]))
 					return flushed(flush_out());
@@ -685,9 +706,28 @@ int cnctl_proc(int argc, char **argv)
 	}
 
 	oo.rcvbuf = o.common.rcvbuf;
-	st.s = cn_open(NETLINK_CONNECTOR, &oo);
-	if (!st.s)
-		return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
+	/* cnbus_proc.ko names every exec from the kernel; it has fork, exec
+	 * and exit only, so other event types asked for (--events) keep the
+	 * connector. */
+	if (o.source == PROC_SOURCE_KMOD ||
+	    (o.source == PROC_SOURCE_AUTO && (!o.events || !(o.show & ~PROC_KMOD_SHOWS)))) {
+		r = proc_kmod_open(&st, &oo);
+		if (r && o.source == PROC_SOURCE_KMOD) {
+			if (r == -EPERM) {
+				cnctl_err("permission denied: cnbus_proc.ko's events need "
+					  "CAP_NET_ADMIN in the initial user namespace");
+				return CNCTL_EXIT_PERM;
+			}
+			cnctl_err("cnbus_proc.ko: %s",
+				  r == -ENODEV ? "not loaded (modprobe cnbus_proc)" : strerror(-r));
+			return CNCTL_EXIT_NOCONN;
+		}
+	}
+	if (!st.kmod) {
+		st.s = cn_open(NETLINK_CONNECTOR, &oo);
+		if (!st.s)
+			return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
+	}
 	cnctl_set_rcvbuf(st.s, o.common.rcvbuf);
 	st.t = cn_proc_tracker_new(NULL);
 	if (!st.t || proc_stats_init(&st) < 0 || proc_info_init(&st) < 0) {
@@ -698,7 +738,7 @@ int cnctl_proc(int argc, char **argv)
 
 	/* The tracker needs fork, exec, exit and comm whatever is printed. */
 	listen_mask = o.mask ? o.mask | PROC_TRACK_MASK : 0;
-	r = cn_proc_listen(st.s, listen_mask, PROC_LISTEN_TIMEOUT_MS);
+	r = st.kmod ? 0 : cn_proc_listen(st.s, listen_mask, PROC_LISTEN_TIMEOUT_MS);
 	if (r < 0) {
 		if (cnctl_stop && r == -EINTR) {
 			ret = CNCTL_EXIT_OK;
@@ -736,14 +776,16 @@ int cnctl_proc(int argc, char **argv)
 		if (filter > 0)
 			how = st.kernel_filter ? ", filtered in the kernel"
 					       : ", filtered in userspace";
-		proc_message(&st, "start", "listening for proc events (%s%s)",
+		proc_message(&st, "start", "listening for %s (%s%s)",
+			     st.kmod ? "cnbus_proc.ko's process events" : "proc events",
 			     o.events ? o.events : "all", how);
 	}
 
 	proc_metrics_tick(&st); /* the file exists from the start */
 	ret = run(&st);
 
-	cn_proc_ignore(st.s);
+	if (!st.kmod)
+		cn_proc_ignore(st.s);
 	if (reader_gone || write_failed)
 		goto out; /* nothing more can reach the reader */
 	if (o.stats) {

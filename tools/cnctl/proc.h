@@ -71,6 +71,16 @@ static inline int proc_about_thread(const struct cn_proc_event *ev, const struct
 #define PROC_SHOW_COREDUMP     0x400u
 #define PROC_SHOW_ALL	       0x7ffu
 
+/* Where events come from (--source). */
+#define PROC_SOURCE_AUTO      0 /* cnbus_proc.ko when loaded, else the connector */
+#define PROC_SOURCE_KMOD      1 /* cnbus_proc.ko only */
+#define PROC_SOURCE_CONNECTOR 2 /* the kernel's proc connector only */
+
+/* The events cnbus_proc.ko has: fork, exec, exit (and so clone). */
+#define PROC_KMOD_SHOWS                                                                            \
+	(PROC_SHOW_FORK | PROC_SHOW_CLONE | PROC_SHOW_EXEC | PROC_SHOW_EXIT |                      \
+	 PROC_SHOW_NONZERO_EXIT)
+
 struct proc_opts {
 	struct cnctl_opts common; /* json, quiet, count, rcvbuf */
 	uint32_t mask;		  /* kernel types asked for (CN_PROC_*); 0: every type */
@@ -93,6 +103,7 @@ struct proc_opts {
 	int ecs;	     /* --ecs: Elastic Common Schema documents (common.json is set too) */
 	int journal;	     /* --journal: native journal entries, not stdout */
 	const char *metrics; /* --metrics FILE; NULL: none */
+	int source;	     /* --source: PROC_SOURCE_* */
 };
 
 /* A command line shared by a process and the children running it. */
@@ -212,6 +223,7 @@ struct proc_state {
 	uint64_t events_read; /* every event received, before the filters */
 	int kernel_filter;    /* the kernel filters: per-CPU gaps not tracked */
 	char boot_id[40];     /* /proc/sys/kernel/random/boot_id; "": not known */
+	int kmod;	      /* reading cnbus_proc.ko's records (proc_kmod.c) */
 
 	struct proc_info_table info;
 	struct proc_line_state line;
@@ -243,6 +255,19 @@ void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
  * them. An exec that another exec or the exit of the same process follows
  * in the batch gets none: its command line is already another's, or gone. */
 void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, int n);
+/* The same with the command lines the events carry (cnbus_proc.ko's
+ * records: read in the kernel at the exec): argv[i] (len[i] bytes, as
+ * /proc/PID/cmdline has them, cut[i] when the kernel cut them) for ev[i],
+ * NULL for events that are not execs. */
+void proc_info_prefetch_argv(struct proc_state *st, const struct cn_proc_event *ev, int n,
+			     const char *const *argv, const size_t *len, const int *cut);
+
+/* proc_kmod.c: events from cnbus_proc.ko. proc_kmod_open opens st->s on
+ * cnbus.ko's unit and listens: 0, or -ENODEV (the module is not loaded),
+ * -EPERM, -errno. proc_kmod_recv receives up to PROC_BATCH events into
+ * ev[] as cn_proc_recv_batch does, their command lines prefetched. */
+int proc_kmod_open(struct proc_state *st, const struct cn_open_opts *oo);
+int proc_kmod_recv(struct proc_state *st, struct cn_proc_event *ev, unsigned int flags);
 /* Update the table for ev (before it is printed); returns ev's process's
  * entry (NULL: unknown). */
 struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);

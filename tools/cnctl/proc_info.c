@@ -160,6 +160,29 @@ static ssize_t read_proc(pid_t tgid, const char *file, char *buf, size_t size)
 	return n;
 }
 
+/* A command line from n bytes of arguments as /proc/PID/cmdline gives
+ * them (at most PROC_ARGV_MAX kept); NULL when there is none. */
+static struct proc_cmdline *cmdline_new(const char *buf, size_t n, int truncated)
+{
+	struct proc_cmdline *c;
+
+	if (n > PROC_ARGV_MAX)
+		n = PROC_ARGV_MAX;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--; /* the last argument's NUL */
+	if (n == 0)
+		return NULL;
+	c = malloc(sizeof(*c) + n + 1);
+	if (!c)
+		return NULL;
+	c->refs = 1;
+	c->truncated = truncated;
+	memcpy(c->text, buf, n);
+	c->text[n] = '\0';
+	c->len = (uint32_t)n;
+	return c;
+}
+
 /* The command line of tgid, read now (NUL-separated arguments, as in
  * /proc); NULL when it cannot be had (gone, a zombie, a kernel thread). */
 static struct proc_cmdline *read_cmdline(pid_t tgid)
@@ -167,7 +190,6 @@ static struct proc_cmdline *read_cmdline(pid_t tgid)
 	/* Two bytes more than kept: the last argument's NUL and one byte
 	 * that, read, says the line was longer (a full buffer). */
 	char buf[PROC_ARGV_MAX + 2];
-	struct proc_cmdline *c;
 	ssize_t n = read_proc(tgid, "cmdline", buf, sizeof(buf));
 	ssize_t len = n;
 
@@ -175,23 +197,7 @@ static struct proc_cmdline *read_cmdline(pid_t tgid)
 		return NULL;
 	if (n < (ssize_t)sizeof(buf) && buf[n - 1] == '\0')
 		len--; /* all of it read: the arguments without the last NUL */
-	c = malloc(sizeof(*c) + (size_t)n + 1);
-	if (!c)
-		return NULL;
-	c->refs = 1;
-	c->truncated = len > PROC_ARGV_MAX;
-	if (n > PROC_ARGV_MAX)
-		n = PROC_ARGV_MAX;
-	while (n > 0 && buf[n - 1] == '\0')
-		n--; /* the last argument's NUL */
-	memcpy(c->text, buf, (size_t)n);
-	c->text[n] = '\0';
-	c->len = (uint32_t)n;
-	if (n == 0) {
-		free(c);
-		return NULL;
-	}
-	return c;
+	return cmdline_new(buf, (size_t)n, len > PROC_ARGV_MAX);
 }
 
 /* The text after "\nKEY:" in /proc/tgid/status, read into buf[size];
@@ -383,18 +389,40 @@ static int superseded(const struct cn_proc_event *ev, int i, int n)
 	return 0;
 }
 
-void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, int n)
+/* A new batch ev[0..n) to prefetch for; returns how many it may hold. */
+static int prefetch_start(struct proc_info_prefetch *pre, const struct cn_proc_event *ev, int n)
 {
-	struct proc_info_prefetch *pre = &st->info.pre;
-
 	prefetch_clear(pre);
 	if (n > PROC_BATCH)
 		n = PROC_BATCH;
 	pre->ev = ev;
 	pre->n = n;
+	return n;
+}
+
+void proc_info_prefetch(struct proc_state *st, const struct cn_proc_event *ev, int n)
+{
+	struct proc_info_prefetch *pre = &st->info.pre;
+
+	n = prefetch_start(pre, ev, n);
 	for (int i = 0; i < n; i++) {
 		if (ev[i].what == CN_PROC_EXEC && !superseded(ev, i, n))
 			pre->cmd[i] = read_cmdline(ev[i].tgid);
+	}
+}
+
+void proc_info_prefetch_argv(struct proc_state *st, const struct cn_proc_event *ev, int n,
+			     const char *const *argv, const size_t *len, const int *cut)
+{
+	struct proc_info_prefetch *pre = &st->info.pre;
+
+	n = prefetch_start(pre, ev, n);
+	for (int i = 0; i < n; i++) {
+		size_t args =
+		    len[i] && argv[i] && argv[i][len[i] - 1] == '\0' ? len[i] - 1 : len[i];
+
+		if (argv[i])
+			pre->cmd[i] = cmdline_new(argv[i], len[i], cut[i] || args > PROC_ARGV_MAX);
 	}
 }
 

@@ -294,8 +294,9 @@ void proc_summary(struct proc_state *st)
 	st->have_final_drops = have_drops;
 	if (st->o->common.json) {
 		proc_record_head(stdout, st, "summary", NULL);
-		fprintf(stdout, ",\"read\":%llu,\"printed\":%llu,",
-			(unsigned long long)st->events_read, (unsigned long long)st->printed);
+		fprintf(stdout, ",\"source\":\"%s\",\"read\":%llu,\"printed\":%llu,",
+			st->kmod ? "cnbus_proc" : "connector", (unsigned long long)st->events_read,
+			(unsigned long long)st->printed);
 		if (st->kernel_filter)
 			fputs("\"gaps_tracked\":false", stdout);
 		else
@@ -318,6 +319,9 @@ void proc_summary(struct proc_state *st)
 			 (unsigned long long)st->loss.gaps);
 	fprintf(stderr, "cnctl: %llu events printed, %s, %llu overruns\n",
 		(unsigned long long)st->printed, gaps, (unsigned long long)st->loss.overruns);
+	fprintf(stderr, "cnctl: events read from %s\n",
+		st->kmod ? "cnbus_proc.ko (command lines read by the kernel at exec)"
+			 : "the kernel's proc connector (command lines read from /proc)");
 	/* On a line of its own: the line above keeps its shape. */
 	if (have_drops)
 		fprintf(stderr, "cnctl: %llu events dropped by the kernel for this socket\n",

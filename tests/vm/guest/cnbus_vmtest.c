@@ -67,9 +67,10 @@ double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-int mod_load(const char *params)
+/* Load the module file at path; 0 or -errno. */
+static int ko_load(const char *path, const char *params)
 {
-	int fd = open(test_ko, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int r;
 
 	if (fd < 0)
@@ -78,6 +79,21 @@ int mod_load(const char *params)
 	r = r ? -errno : 0;
 	close(fd);
 	return r;
+}
+
+int mod_load(const char *params)
+{
+	return ko_load(test_ko, params);
+}
+
+int mod_load_beside(const char *name, const char *params)
+{
+	const char *slash = strrchr(test_ko, '/');
+	char path[512];
+
+	snprintf(path, sizeof(path), "%.*s%s.ko", slash ? (int)(slash - test_ko + 1) : 0, test_ko,
+		 name);
+	return ko_load(path, params);
 }
 
 int mod_unload(const char *name)
@@ -1773,6 +1789,9 @@ int main(int argc, char **argv)
 	const char *e;
 	int r;
 
+	/* kproc.c's children: exec'd, gone at once. */
+	if ((argc >= 2 && !strcmp(argv[1], KPROC_CHILD)) || getenv(KPROC_CHILD_ENV))
+		return KPROC_CHILD_EXIT;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s /path/cnbus_test.ko [test...]\n", argv[0]);
@@ -1832,6 +1851,13 @@ int main(int argc, char **argv)
 	run("proc_listener_exit", t_proc_listener_exit, argc, argv);
 	run("proc_unprivileged", t_proc_unprivileged, argc, argv);
 	run("proc_events", t_proc_events, argc, argv);
+	/* kproc.c: cnbus_proc.ko, unloaded again by each test */
+	run("kproc_storm", t_kproc_storm, argc, argv);
+	run("kproc_unprivileged_join", t_kproc_unprivileged_join, argc, argv);
+	run("kproc_argv_edges", t_kproc_argv_edges, argc, argv);
+	run("kproc_unload_storm", t_kproc_unload_storm, argc, argv);
+	run("kproc_overrun_exact", t_kproc_overrun_exact, argc, argv);
+	run("kproc_cpu_offline", t_kproc_cpu_offline, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
 	run("fault_blaster_nobody", t_fault_blaster_nobody, argc, argv);
 	/* hostile.c */

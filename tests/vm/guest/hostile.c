@@ -336,23 +336,6 @@ out:
 	return rc;
 }
 
-/* Load cnbus.ko (next to cnbus_test.ko) with params. */
-static int load_cnbus(const char *params)
-{
-	const char *slash = strrchr(test_ko, '/');
-	char path[512];
-	int fd, r;
-
-	snprintf(path, sizeof(path), "%.*scnbus.ko", slash ? (int)(slash - test_ko + 1) : 0,
-		 test_ko);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	r = syscall(SYS_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return r;
-}
-
 /*
  * Units with a registered user: NETLINK_ROUTE (0), NETLINK_USERSOCK (2, no
  * kernel socket: netlink_kernel_create() accepts it), NETLINK_CONNECTOR
@@ -372,7 +355,7 @@ int t_hostile_unit_refused(void)
 	r = mod_unload("cnbus");
 	CHECK(r == 0, "unload cnbus: %d", r);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		r = load_cnbus(bad[i]);
+		r = mod_load_beside("cnbus", bad[i]);
 		info("insmod cnbus.ko %s: %d (%s)", bad[i], r, strerror(-r));
 		if (r == 0) {
 			accepted++;
@@ -383,7 +366,7 @@ int t_hostile_unit_refused(void)
 	CHECK(accepted == 0, "%d units in use were accepted", accepted);
 out:
 	if (!module_loaded("cnbus")) {
-		r = load_cnbus("");
+		r = mod_load_beside("cnbus", "");
 		if (r) {
 			printf("#   FAILED: cannot load cnbus.ko again: %d\n", r);
 			rc = 1;

@@ -124,8 +124,7 @@ static const char *cpu_online_path(unsigned int cpu, char *buf, size_t len)
 	return buf;
 }
 
-/* 1 online, 0 offline, -1 not hotpluggable (no online file). */
-static int cpu_online(unsigned int cpu)
+int cpu_online(unsigned int cpu)
 {
 	char path[64], c = 0;
 	int fd = open(cpu_online_path(cpu, path, sizeof(path)), O_RDONLY | O_CLOEXEC);
@@ -138,8 +137,7 @@ static int cpu_online(unsigned int cpu)
 	return n == 1 ? c == '1' : -1;
 }
 
-/* Take @cpu offline (0) or online (1). Returns 0 or -errno. */
-static int cpu_set_online(unsigned int cpu, int on)
+int cpu_set_online(unsigned int cpu, int on)
 {
 	char path[64];
 	int fd = open(cpu_online_path(cpu, path, sizeof(path)), O_WRONLY | O_CLOEXEC);

@@ -236,6 +236,36 @@ if [ -x /bin/cnctl ]; then
 		echo "not ok - cnctl: insmod cnbus_test"
 	fi
 	[ -e /sys/module/cnbus_test ] && rmmod cnbus_test
+
+	# proc with cnbus_proc.ko loaded: it reads the module (auto), names
+	# 20 processes that exec and exit at once from the records' argv
+	# (cnbus_vmtest with argv[1] kproc-child exits at its start), and its
+	# summary says the source. Without the module it reads the connector.
+	if insmod /lib/cnbus/cnbus_proc.ko; then
+		/bin/cnctl proc --json --events fork,exec,exit --timeout 60s >/tmp/p.out 2>/tmp/p.err &
+		ppid=$!
+		await /tmp/p.out '"type":"start"'
+		i=0
+		while [ $i -lt 20 ]; do
+			/bin/cnbus_vmtest kproc-child "cnctl-$i" "$(printf 'x\377')"
+			i=$((i + 1))
+		done
+		sleep 1
+		kill -INT $ppid
+		wait $ppid
+		rc=$?
+		n=$(grep -c '"action":"exec".*"argv":\["/bin/cnbus_vmtest","kproc-child","cnctl-[0-9]*",' /tmp/p.out)
+		grep '"type":"start"\|"type":"summary"' /tmp/p.out | sed 's/^/# cnctl proc: /'
+		[ "$n" = 20 ] && grep -q '"type":"summary".*"source":"cnbus_proc"' /tmp/p.out
+		tap $((rc + $?)) "proc reads cnbus_proc.ko: $n of 20 short-lived execs named with their argv (exit $rc)" /tmp/p.err
+		rmmod cnbus_proc
+		/bin/cnctl proc --json --timeout 1s >/tmp/p.out 2>/tmp/p.err
+		rc=$?
+		grep -q '"type":"summary".*"source":"connector"' /tmp/p.out
+		tap $((rc + $?)) "proc without cnbus_proc.ko reads the proc connector (exit $rc)" /tmp/p.err
+	else
+		echo "not ok - cnctl: insmod cnbus_proc"
+	fi
 fi
 
 TESTING=

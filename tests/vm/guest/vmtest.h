@@ -2,7 +2,8 @@
 /*
  * vmtest.h - what the guest test files share (cnbus_vmtest.c has the test
  * table and main(); hostile.c the hostile-user tests; proc_listeners.c the
- * proc connector shared by several listeners; hotplug.c CBUS under CPU
+ * proc connector shared by several listeners; kproc.c cnbus_proc.ko;
+ * hotplug.c CBUS under CPU
  * hotplug; params.c writes to cnbus's writable parameter).
  */
 #ifndef CNBUS_VMTEST_H
@@ -35,6 +36,8 @@ extern int ncpu_ids;	    /* the highest possible CPU number + 1 */
 __attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
 double now_s(void);
 int mod_load(const char *params); /* cnbus_test.ko */
+/* NAME.ko from cnbus_test.ko's directory (cnbus, cnbus_proc); 0 or -errno. */
+int mod_load_beside(const char *name, const char *params);
 int mod_unload(const char *name);
 int module_loaded(const char *name);
 int reload_test_module(const char *params);
@@ -56,9 +59,26 @@ int t_hostile_burst_unbounded(void);
 
 /* hotplug.c */
 int t_cbus_hotplug(void);
+/* 1 online, 0 offline, -1 not hotpluggable (no online file). */
+int cpu_online(unsigned int cpu);
+/* Take cpu offline (0) or online (1). Returns 0 or -errno. */
+int cpu_set_online(unsigned int cpu, int on);
 
 /* params.c */
 int t_param_write_refused(void);
+
+/* kproc.c: cnbus_proc.ko. The programs its tests exec are cnbus_vmtest
+ * with argv[1] KPROC_CHILD, which exits at once with KPROC_CHILD_EXIT. */
+#define KPROC_CHILD	  "kproc-child"
+#define KPROC_CHILD_ENV	  "KPROC_CHILD" /* set for them too: argv may be empty */
+#define KPROC_CHILD_EXIT  7
+#define KPROC_EXEC_FAILED 9 /* a child whose execve failed */
+int t_kproc_storm(void);
+int t_kproc_unprivileged_join(void);
+int t_kproc_argv_edges(void);
+int t_kproc_unload_storm(void);
+int t_kproc_overrun_exact(void);
+int t_kproc_cpu_offline(void);
 
 /* proc_listeners.c */
 int t_proc_ignore_unlistened(void);
