@@ -501,7 +501,7 @@ CN_EXPORT int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int
 struct dm_ulog_request;
 
 /*
- * Take the dm-log-userspace request carried by `msg`, checked as the kernel
+ * Decode the dm-log-userspace request carried by `msg`, checked as the kernel
  * builds it (len = sizeof(struct dm_ulog_request) + data_size): its fixed
  * part is copied to *req (the payload is not aligned for the struct's
  * __u64 in the message), and the return value points to its req->data_size
@@ -510,7 +510,7 @@ struct dm_ulog_request;
  * EINVAL (a NULL pointer), ENOMSG (another id), EBADMSG (too short, or
  * data_size disagrees with len).
  */
-CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulog_request *req);
+CN_EXPORT const void *cn_dm_ulog_decode(const struct cn_msg *msg, struct dm_ulog_request *req);
 
 /*
  * Answer dm-log-userspace request `to` with a result: the request's struct
@@ -523,7 +523,7 @@ CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulo
  * sets the kernel's room to len: for -ESRCH (the log is unknown: the kernel
  * reconnects and retries) send as many bytes (zeros) as the answer will
  * carry, or the retry fails with -ENOSPC (examples/dm-ulog). Returns 0 or -errno
- * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE when the request's echo
+ * (EBADMSG/ENOMSG as cn_dm_ulog_decode, EMSGSIZE when the request's echo
  * and len bytes are more than CN_MSG_MAX_LEN, the send's). A reply
  * longer than the kernel's room for it is refused there with -ENOSPC.
  */
