@@ -9,7 +9,7 @@
  *   - Success is 0, or, for calls that may store fewer results than asked
  *     for, the number stored (cn_recv_batch, cn_async_complete,
  *     cn_proc_handle: 1 or 0). Flags and yes/no answers have calls of their
- *     own (cn_proc_filter, cn_proc_kernel_filters, cn_is_reply).
+ *     own (cn_proc_filter_mode, cn_proc_kernel_filters, cn_is_reply).
  *   - Timeouts in milliseconds mean the same everywhere: < 0 no limit, 0 do
  *     not wait (use only what has arrived already), > 0 wait that long.
  *   - -ENOBUFS always means "the socket overran and messages were lost".
@@ -730,7 +730,7 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
  * kernel has no proc connector; the kernel's ack error, e.g. -EPERM; -EPERM
  * too when the kernel refuses this process the join of CN_IDX_PROC: who may
  * listen is the kernel's decision, see cn_proc_listen(3), PRIVILEGES).
- * cn_proc_filter tells how the mask is applied. Per-CPU sequence tracking
+ * cn_proc_filter_mode tells how the mask is applied. Per-CPU sequence tracking
  * starts afresh.
  */
 CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
@@ -751,7 +751,7 @@ CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
  */
 CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
-/* cn_proc_filter flags */
+/* cn_proc_filter_mode flags */
 #define CN_PROC_FILTER_USER 0x1 /* libcn drops events outside the mask */
 #define CN_PROC_FILTER_KERNEL                                                                      \
 	0x2 /* the kernel filters too: its filtered events leave
@@ -760,7 +760,7 @@ CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
 /* How the mask of the last cn_proc_listen is applied: 0 (every event type
  * asked, no filter) or CN_PROC_FILTER_* flags; -EINVAL for a NULL socket. */
-CN_EXPORT int cn_proc_filter(const struct cn_sock *s);
+CN_EXPORT int cn_proc_filter_mode(const struct cn_sock *s);
 
 /* Does the running kernel filter proc events per socket? 1 yes, 0 no,
  * -errno if the probe could not run. Probes once per process (see

@@ -35,7 +35,7 @@ static void listen_leaves_nothing_pending(void **state)
 
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
 	assert_int_equal(cn_pending(s), 0);
-	assert_int_equal(cn_proc_filter(s), 0);
+	assert_int_equal(cn_proc_filter_mode(s), 0);
 	event(NULL, 0, PROC_EVENT_FORK, 2, 100, 0); /* ack was seq 9; 10, 11 lost */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.pid, 100);
@@ -65,7 +65,7 @@ static void listen_timeout_zero_does_not_wait(void **state)
 	assert_int_equal(ev.pid, 100);
 	/* A partial mask without a known probe result: libcn filters alone. */
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 0), 0);
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER);
+	assert_int_equal(cn_proc_filter_mode(s), CN_PROC_FILTER_USER);
 }
 
 static void userspace_filter(void **state)
