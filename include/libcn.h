@@ -9,7 +9,7 @@
  *   - Success is 0, or, for calls that may store fewer results than asked
  *     for, the number stored (cn_recv_batch, cn_async_complete,
  *     cn_proc_handle: 1 or 0). Flags and yes/no answers have calls of their
- *     own (cn_proc_filter_mode, cn_proc_kernel_filters, cn_is_reply).
+ *     own (cn_proc_filter_mode, cn_proc_probe_filter, cn_is_reply).
  *   - Timeouts in milliseconds mean the same everywhere: < 0 no limit, 0 do
  *     not wait (use only what has arrived already), > 0 wait that long.
  *   - -ENOBUFS always means "the socket overran and messages were lost".
@@ -456,7 +456,7 @@ struct cn_answer {
  * buffer, which the request is still walking. The calls that send or
  * request (cn_send, cn_sendto, cn_reply, cn_reply_as, cn_dm_ulog_reply and
  * _ack, cn_request, cn_request_all, cn_async_send and _complete,
- * cn_proc_listen, cn_proc_ignore, cn_proc_kernel_filters's probe) return
+ * cn_proc_listen, cn_proc_ignore, cn_proc_probe_filter's probe) return
  * -EBUSY there; the receive calls are not checked. */
 typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
 
@@ -762,14 +762,15 @@ CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
  * asked, no filter) or CN_PROC_FILTER_* flags; -EINVAL for a NULL socket. */
 CN_EXPORT int cn_proc_filter_mode(const struct cn_sock *s);
 
-/* Does the running kernel filter proc events per socket? 1 yes, 0 no,
- * -errno if the probe could not run. Probes once per process (see
- * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR; later
- * calls return the result at once. timeout_ms bounds each wait for an ack
+/* Probe whether the running kernel filters proc events per socket: the
+ * first call of a process joins CN_IDX_PROC on s (on NETLINK_CONNECTOR)
+ * and sends a LISTEN that only such a kernel answers, then waits for acks;
+ * later calls return the result at once (see cn_proc_listen). 1 yes, 0 no,
+ * -errno if the probe could not run. timeout_ms bounds each wait for an ack
  * (< 0: 1000 ms, since a kernel without filters never answers the probe;
  * 0: no probe, -EAGAIN if none ran yet). Acks kept meanwhile are dropped
  * on a socket that has not subscribed (see cn_proc_listen). */
-CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
+CN_EXPORT int cn_proc_probe_filter(struct cn_sock *s, int timeout_ms);
 
 /*
  * Receive the next proc event, decode it and track loss: ev->lost_before is

@@ -30,7 +30,7 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	if (partial) {
 		/* With timeout 0 nothing is awaited: a filter only when an
 		 * earlier probe found one (else libcn filters alone). */
-		kf = cn_proc_kernel_filters(s, timeout_ms);
+		kf = cn_proc_probe_filter(s, timeout_ms);
 		if (kf == -EAGAIN && timeout_ms == 0)
 			kf = 0;
 		if (kf < 0)
@@ -71,7 +71,7 @@ static int kernel_keeps_socket_state(struct cn_sock *s)
 {
 	struct utsname u;
 	unsigned int major = 0, minor = 0;
-	int r = cn_proc_kernel_filters(s, 0); /* no probe: known or -EAGAIN */
+	int r = cn_proc_probe_filter(s, 0); /* no probe: known or -EAGAIN */
 
 	if (r >= 0)
 		return r;

@@ -168,7 +168,7 @@ static void test_filtered_listener_counts_drops(void **state)
 	int ours = 0, enobufs = 0, r, kf;
 
 	(void)state;
-	kf = cn_proc_kernel_filters(s, WAIT_MS);
+	kf = cn_proc_probe_filter(s, WAIT_MS);
 	assert_true(kf >= 0);
 	if (!kf)
 		skip(); /* before 6.6: gaps show loss, cn_proc_stats.lost */
@@ -246,7 +246,7 @@ static void test_kernel_filter_delivers_only_exits(void **state)
 
 	(void)state;
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, WAIT_MS), 0);
-	kf = cn_proc_kernel_filters(s, WAIT_MS);
+	kf = cn_proc_probe_filter(s, WAIT_MS);
 	assert_true(kf >= 0);
 	/* This machine's kernel (6.18) has proc_input filtering: detected,
 	 * and used for this socket's partial mask. */
@@ -387,7 +387,7 @@ static void test_ignore_op_alone_filters_in_kernel(void **state)
 
 	(void)state;
 	assert_int_equal(cn_proc_listen(a, 0, WAIT_MS), 0);
-	if (cn_proc_kernel_filters(a, WAIT_MS) != 1)
+	if (cn_proc_probe_filter(a, WAIT_MS) != 1)
 		skip(); /* only kernels >= 6.6 stop a socket that stays in the group */
 	assert_int_equal(cn_proc_listen(b, 0, WAIT_MS), 0);
 	/* IGNORE while staying in the group: the kernel's filter drops events. */

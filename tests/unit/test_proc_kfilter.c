@@ -120,7 +120,7 @@ static void filtered_listen(void **state)
 	assert_int_equal(op, PROC_CN_MCAST_LISTEN);
 	assert_int_equal(type, CN_PROC_EXIT | CN_PROC_FORK);
 	/* probed once per process: a second query sends nothing */
-	assert_int_equal(cn_proc_kernel_filters(s, 1000), 1);
+	assert_int_equal(cn_proc_probe_filter(s, 1000), 1);
 	assert_int_equal(fake_sent_count(), n);
 
 	/* The kernel filters, so its per-CPU counter skips what this socket
@@ -261,7 +261,7 @@ static void unawaited_filtered_listen_undone(void **state)
 	uint32_t op, type;
 	uint16_t len;
 
-	assert_int_equal(cn_proc_kernel_filters(s, 1000), 1);
+	assert_int_equal(cn_proc_probe_filter(s, 1000), 1);
 	s2 = fake_open(0, 0);
 	assert_non_null(s2);
 	n = fake_sent_count();

@@ -151,7 +151,7 @@ static void bad_args(void **state)
 	assert_int_equal(cn_proc_ignore(NULL), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(cn_proc_kernel_filters(NULL, 10), -EINVAL);
+	assert_int_equal(cn_proc_probe_filter(NULL, 10), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_int_equal(cn_proc_stats(NULL, &st), -EINVAL);
