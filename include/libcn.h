@@ -935,7 +935,7 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * event for that; children a live thread of the exiting process still
  * holds are read again at each exit of one of its threads); uid, gid, sid,
  * ptrace and coredump change nothing. An event with lost_before != 0 marks
- * the tracker as needing a sync (it still applies the event), unless its
+ * a sync as pending (it still applies the event), unless its
  * timestamp_ns is before the start of the last sync, which then repaired
  * that loss already (an overrun's gap shows on each CPU's next event, after
  * the sync the overrun asked for).
@@ -961,18 +961,16 @@ CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_
 							   const struct cn_proc_entry *prev);
 
 /* Tell the tracker that events were lost without a per-CPU trace (a receive
- * call returned -ENOBUFS): cn_proc_tracker_needs_sync becomes 1. */
+ * call returned -ENOBUFS): a sync becomes pending (see
+ * cn_proc_tracker_sync_timeout). */
 CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
 
-/* 1 if events were lost since the last sync (cn_proc_tracker_lost, or an
- * event with lost_before), else 0. */
-CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
-
 /*
- * Milliseconds until the next cn_proc_tracker_sync is due, as a poll
- * timeout: -1 none is pending (nothing was lost since the last sync; also
- * for NULL), 0 due now (call it once the socket is drained; also for a
- * tracker never synced), > 0 due in that many (rounded up: ask again then,
+ * Is a sync needed, and when: milliseconds until the next
+ * cn_proc_tracker_sync is due, as a poll timeout. -1 none is pending
+ * (nothing was lost since the last sync; also for NULL), 0 due now (call it
+ * once the socket is drained; also for a tracker never synced), > 0 due in
+ * that many (rounded up: ask again then,
  * or when events arrive). A sync is due when no loss was told for 100 ms
  * (the burst of overruns is over) or 1 s after the first loss since the
  * last sync (losses that never stop), so a burst that overruns the socket
@@ -1005,7 +1003,7 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
  * gone is removed by its exit that follows). Best called once the socket
  * is drained and cn_proc_tracker_sync_timeout says 0, not on every loss.
  * Returns the number of changes reported (>= 0) or -errno (the table is
- * then unchanged, and needs_sync stays set).
+ * then unchanged, and the sync stays pending).
  */
 CN_EXPORT int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg);
 
