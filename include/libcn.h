@@ -370,8 +370,9 @@ CN_EXPORT int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int fla
 			 enum cn_match policy, int timeout_ms, struct cn_message *reply);
 
 /*
- * Answer received message `to`: sends a message with the same id and seq,
- * ack + 1, and `len` bytes of `data`, to the port it came from.
+ * Answer received message `to` in libcn's genealogy: sends a message with
+ * the same id and seq, ack + 1, and `len` bytes of `data`, to the port it
+ * came from. It is cn_reply_as(s, to, CN_REPLY_GENEALOGY, 0, data, len).
  * Returns 0 or -errno (-EMSGSIZE for a len the receiver does not take: as
  * cn_send, CN_MSG_MAX_LEN to the kernel on NETLINK_CONNECTOR).
  */

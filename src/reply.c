@@ -161,6 +161,13 @@ int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, 
 	return send_reply(s, to->port, &hdr, &tfr, sizeof(tfr), data, len);
 }
 
+/* libcn's own convention is one of the conventions: one header builder and
+ * one send for every answer. */
+int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, size_t len)
+{
+	return cn_reply_as(s, to, CN_REPLY_GENEALOGY, 0, data, len);
+}
+
 int cn_dm_ulog_ack(struct cn_sock *s, const struct cn_message *to, int error)
 {
 	return cn_reply_as(s, to, CN_REPLY_DM_ULOG, error, NULL, 0);
