@@ -676,9 +676,11 @@ struct cn_proc_event {
 	pid_t tracer_tgid;
 	uint32_t ruid, euid;  /* uid: real/effective uid; gid: real/effective gid */
 	uint32_t exit_code;   /* exit: wait(2) status (WIFEXITED etc. apply) */
-	uint32_t exit_signal; /* exit: signal the parent gets (usually SIGCHLD) */
+	int32_t exit_signal;  /* exit: signal the parent gets (SIGCHLD for a process
+				forked plainly, a clone's own signal), -1 for a
+				thread (it signals nobody) */
 	uint32_t ack_err;     /* none: error of the LISTEN/IGNORE ack (0 = ok) */
-	char comm[17];	      /* comm: new name, NUL-terminated */
+	char comm[16];	      /* comm: new name, NUL-terminated (as in cn_proc_entry) */
 	uint32_t lost_before; /* events lost just before it (see cn_proc_recv) */
 	/* Room for fields a later version adds without changing the struct's
 	 * size (callers allocate it): not written, do not read. */

@@ -168,9 +168,12 @@ CN_INLINE void cn__proc_decode_fields(const struct cn_msg *msg, struct cn_proc_e
 	case PROC_EVENT_COMM:
 		ev->pid = (pid_t)PE(pe, event_data.comm.process_pid);
 		ev->tgid = (pid_t)PE(pe, event_data.comm.process_tgid);
+		/* The kernel's name ends in a NUL within its 16 bytes
+		 * (get_task_comm): the 15 before it are the whole name, and
+		 * the last byte, cleared above, ends any datagram's. */
 		memcpy(ev->comm, pe + offsetof(struct proc_event, event_data.comm.comm),
-		       sizeof(((struct proc_event *)0)->event_data.comm.comm));
-		break; /* comm[16], the terminating NUL, was cleared above */
+		       sizeof(ev->comm) - 1);
+		break;
 	case PROC_EVENT_COREDUMP:
 		ev->pid = (pid_t)PE(pe, event_data.coredump.process_pid);
 		ev->tgid = (pid_t)PE(pe, event_data.coredump.process_tgid);

@@ -180,7 +180,7 @@ static void proc_recv_one_event_per_datagram(void **state)
 	assert_int_equal(ev.exit_signal, 17);
 	assert_int_equal(ev.parent_pid, 0);
 	assert_int_equal(ev.ruid, 0);
-	assert_int_equal(ev.comm[16], 0);
+	assert_int_equal(ev.comm[sizeof(ev.comm) - 1], 0);
 	assert_int_equal(ev.lost_before, 0);
 
 	assert_int_equal(cn_stats(s, &st1), 0);
