@@ -24,8 +24,14 @@
  *     independent and may be used from different threads at once.
  *   - Messages returned by a receive call point into the socket's buffer and
  *     stay valid until the next receive, request or close on that socket.
- *   - Functions that do not take a struct cn_sock (builders, decoders,
- *     cn_is_reply, cn_strerror-like helpers) are pure and thread-safe.
+ *   - Functions that take neither a struct cn_sock nor a struct
+ *     cn_proc_tracker (builders such as cn_msg_init and cn_notify_build,
+ *     decoders such as cn_proc_decode, cn_is_reply, cn_proc_what_name,
+ *     cn_version) keep no state and are thread-safe.
+ *   - A struct cn_proc_tracker has no internal locking either: its calls,
+ *     the ones that only read it (cn_proc_tracker_find, _next, _stats)
+ *     included, are for one thread at a time. Distinct trackers are
+ *     independent.
  */
 #ifndef LIBCN_H
 #define LIBCN_H
@@ -239,15 +245,22 @@ struct cn_message {
 /*
  * Receive one message. One datagram may hold several messages: they are
  * returned one per call. Messages kept during cn_request come first.
- * Returns 0 with *out filled, or:
+ * Returns 0 with *out filled, or one of the receive errors, which every
+ * receive call (cn_recv_batch, cn_proc_recv, cn_proc_recv_batch) shares.
+ * After each of them the socket stays usable and the next call goes on
+ * with what follows; only -EINVAL (bad arguments) and -EBADF, -ENOTSOCK or
+ * -EFAULT (a closed or broken socket or buffer: the caller's bug) do not
+ * come from the traffic:
  *   -EAGAIN    nothing to read (non-blocking socket or CN_RECV_DONTWAIT)
  *   -ENOBUFS   the socket overran (or the request backlog overflowed):
- *              messages were lost. The socket stays usable; call again.
+ *              messages were lost (see cn_drops).
  *   -EBADMSG   a malformed datagram (truncated header, cn_msg.len that
  *              disagrees with the netlink length): the rest of it is dropped
  *              and counted in cn_stats.malformed.
- *   -EMSGSIZE  a datagram larger than the receive buffer (truncated).
+ *   -EMSGSIZE  a datagram larger than the receive buffer: it was cut short
+ *              and is dropped.
  *   -EINTR     interrupted by a signal.
+ *   -ENOMEM    no memory to align a record of a bundle: it is skipped.
  *   any other  an NLMSG_ERROR the kernel sent, as -error (out->port is set).
  * Datagrams from ports other than 0 are skipped (counted in
  * cn_stats.foreign) unless the socket was opened with CN_OPEN_ANY_SENDER.
@@ -267,7 +280,10 @@ CN_EXPORT int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned 
 
 /* Counters kept by a socket since it was opened. */
 struct cn_stats {
-	uint64_t messages;    /* messages delivered to the caller */
+	/* cn_msg records taken out of the datagrams read, whatever became of
+	 * them: returned, skipped by a proc call (another id, an ack, a type
+	 * outside the mask), kept or dropped by a request's wait. */
+	uint64_t messages;
 	uint64_t datagrams;   /* datagrams read from the kernel */
 	uint64_t overruns;    /* ENOBUFS / NLMSG_OVERRUN reports */
 	uint64_t malformed;   /* datagrams or messages refused as malformed */
