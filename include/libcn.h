@@ -8,8 +8,9 @@
  *     pointers return NULL with errno set.
  *   - Success is 0, or, for calls that may store fewer results than asked
  *     for, the number stored (cn_recv_batch, cn_async_complete,
- *     cn_proc_handle: 1 or 0). Flags and yes/no answers have calls of their
- *     own (cn_proc_filter_mode, cn_proc_probe_filter, cn_is_reply).
+ *     cn_proc_handle: 1 or 0), and cn_proc_missed's CN_PROC_MISSED_AT_LEAST
+ *     (a count that is a lower bound). Flags and yes/no answers have calls
+ *     of their own (cn_proc_filter_mode, cn_proc_probe_filter, cn_is_reply).
  *   - Timeouts in milliseconds mean the same everywhere: < 0 no limit, 0 do
  *     not wait (use only what has arrived already), > 0 wait that long.
  *   - -ENOBUFS always means "the socket overran and messages were lost".
@@ -862,6 +863,31 @@ struct cn_proc_stats {
 
 /* Copy the proc counters. Returns 0 or -EINVAL. */
 CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
+
+/* cn_proc_missed's return when its count is a lower bound. */
+#define CN_PROC_MISSED_AT_LEAST 1
+
+/*
+ * How many proc events did this socket miss since cn_proc_listen subscribed
+ * it (the last time it was not subscribed already)? One answer where
+ * lost_before, cn_proc_stats, cn_stats.overruns and cn_drops each tell a
+ * part: events of any type the kernel sent or meant to send this socket
+ * that no receive call will return, into *missed. It counts what the
+ * socket lost (datagrams the kernel dropped at its full buffer, as
+ * cn_drops counts them, and messages a request's wait could not keep,
+ * cn_stats.kept_lost) at once, and the per-CPU gaps, which also show an
+ * event the kernel could send to nobody, once each CPU sent its next one.
+ * Returns 0 when the count is exact: no kernel filter, and the gaps
+ * account for every loss of the socket. CN_PROC_MISSED_AT_LEAST when it
+ * is a lower bound: a kernel filter is active (filtered events skip
+ * sequence numbers, so only the socket's own losses are counted, and an
+ * event the kernel sent to nobody shows nowhere), the gap of a loss has not
+ * shown yet, or the kernel has no drop counter for the socket. Datagrams
+ * of other ids dropped at the socket count too. -EINVAL for NULL
+ * arguments or a socket cn_proc_listen never subscribed. One system call
+ * (cn_drops).
+ */
+CN_EXPORT int cn_proc_missed(const struct cn_sock *s, uint64_t *missed);
 
 /* ------------------------------------------------------------------------ */
 /* Process tracker: a table of live processes kept from proc events          */

@@ -55,7 +55,15 @@ struct cn_proc_track {
 	uint32_t unreported;
 	uint64_t events; /* cn_proc_stats.events */
 	uint64_t lost;	 /* cn_proc_stats.lost */
+	/* cn_proc_missed counts from the last fresh subscription: the
+	 * counters then (drops0 valid when drops_known). */
+	int listened;
+	int drops_known;
+	uint64_t drops0, kept_lost0, lost0;
 };
+
+/* proc_missed.c: start cn_proc_missed's count (a fresh subscription). */
+void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_track *t);
 
 /* proc_seq.c: the socket's proc state, allocated on its first use (every
  * type wanted, nothing tracked); NULL with errno ENOMEM. */

@@ -59,8 +59,10 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	/* A socket that was listening already keeps what arrived meanwhile
 	 * (its events, and the acks in order for its tracking): the caller
 	 * drains them (cn_pending). */
-	if (fresh)
+	if (fresh) {
 		cn__proc_drop_kept(s, t);
+		cn__proc_missed_start(s, t);
+	}
 	t->subscribed = 1;
 	return 0;
 }

@@ -32,7 +32,9 @@ static void listen_leaves_nothing_pending(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
+	uint64_t missed = 0;
 
+	assert_int_equal(cn_proc_missed(s, &missed), -EINVAL); /* not listening */
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
 	assert_int_equal(cn_pending(s), 0);
 	assert_int_equal(cn_proc_filter_mode(s), 0);
@@ -40,6 +42,8 @@ static void listen_leaves_nothing_pending(void **state)
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.pid, 100);
 	assert_int_equal(ev.lost_before, 2);
+	assert_true(cn_proc_missed(s, &missed) >= 0);
+	assert_int_equal(missed, 2);
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
 
 	/* A second listen on the subscribed socket (a new mask) keeps what
