@@ -817,10 +817,13 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
  * Receive up to max proc events with one receive call and decode them into
  * ev[0..n): cn_proc_recv for a storm, what a cn_recv_batch loop calling
  * cn_proc_handle does, without a call per message (docs/PERFORMANCE.md: the
- * cheapest way libcn reads proc events). Waits for the first event (unless
+ * cheapest way libcn reads a storm of proc events). Waits for the first event (unless
  * CN_RECV_DONTWAIT or a non-blocking socket), then takes what is queued: at
  * most max datagrams, and at most the socket's batch (cn_open_opts.batch)
- * per call. lost_before, skipped messages and types outside the mask are as
+ * per call. Once a read found the queue empty (fewer than asked, or
+ * -EAGAIN), the next reads take one datagram each, as cn_proc_recv does,
+ * until two in a row found one: a reader woken for each event then makes
+ * no empty second read inside recvmmsg, and either call suits it. lost_before, skipped messages and types outside the mask are as
  * in cn_proc_recv; a gap found before a message skipped after the last
  * event of a call goes with the first event of the next. A datagram that is
  * not one proc event from the kernel (a bundle, another sender, one cut

@@ -53,6 +53,9 @@ struct cn_proc_track {
 	 * no event after them (-EAGAIN, an error, the end of what was read):
 	 * the next event returned carries them. */
 	uint32_t unreported;
+	/* cn_proc_recv_batch's reads of one datagram left before it asks for
+	 * many again: set when a read found the queue empty (see proc_recv). */
+	uint32_t quiet;
 	uint64_t events; /* cn_proc_stats.events */
 	uint64_t lost;	 /* cn_proc_stats.lost */
 	/* cn_proc_missed counts from the last fresh subscription: the
