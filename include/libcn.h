@@ -99,9 +99,14 @@ struct cn_sock;
  * know are all zero, refused with E2BIG otherwise. sz 0 (forgotten) is EINVAL.
  */
 struct cn_open_opts {
-	size_t sz;	  /* sizeof(struct cn_open_opts) */
-	uint32_t flags;	  /* CN_OPEN_* */
-	int rcvbuf;	  /* receive buffer bytes (see cn_set_rcvbuf); 0: kernel default */
+	size_t sz;	/* sizeof(struct cn_open_opts) */
+	uint32_t flags; /* CN_OPEN_* */
+	/* Receive buffer bytes, asked for as cn_set_rcvbuf does (cn_rcvbuf
+	 * tells what was granted). 0: net.core.rmem_default asked for, which
+	 * the kernel doubles like any request, so the buffer is twice a plain
+	 * socket's (libnl's connect shrinks it to 32 KiB: a size is always
+	 * set). */
+	int rcvbuf;
 	uint32_t batch;	  /* max datagrams per cn_recv_batch call; 0: 32 */
 	uint32_t backlog; /* bytes kept for messages that arrive during cn_request; 0: 256 KiB */
 };
@@ -146,6 +151,11 @@ CN_EXPORT int cn_set_nonblocking(struct cn_sock *s, int on);
  * SO_RCVBUF reports the doubled value; this returns half of that.
  */
 CN_EXPORT int cn_set_rcvbuf(struct cn_sock *s, int bytes);
+
+/* The receive buffer's size now, in cn_set_rcvbuf's terms (half of what
+ * getsockopt SO_RCVBUF reports): what cn_open_opts.rcvbuf or the last
+ * cn_set_rcvbuf was granted. Returns it or -errno (-EINVAL for NULL). */
+CN_EXPORT int cn_rcvbuf(const struct cn_sock *s);
 
 /* Join / leave multicast group `group` (a group NUMBER, e.g. CN_IDX_PROC,
  * not a bit mask). Joining a group above 32 also turns NETLINK_PKTINFO on

@@ -127,22 +127,32 @@ static void test_request_to_proc_leaves_group(void **state)
 /* cn_set_rcvbuf returns the size in the request's terms: the kernel
  * doubles a request for its bookkeeping (socket(7)) and reports the
  * doubled value; cn_set_rcvbuf halves it, so a granted request comes back
- * as itself and one raised to the kernel's minimum as more. */
+ * as itself and one raised to the kernel's minimum as more. cn_rcvbuf
+ * tells the same later, and what cn_open's default asked for:
+ * net.core.rmem_default, granted in full (and doubled) to root. */
 static void test_set_rcvbuf_returns_requested_terms(void **state)
 {
 	struct cn_sock *s = host_open(0);
-	int got = 0, r;
+	int got = 0, r, dflt = 0;
 	socklen_t len = sizeof(got);
+	FILE *f = fopen("/proc/sys/net/core/rmem_default", "re");
 
 	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &dflt), 1);
+	fclose(f);
+	assert_int_equal(cn_rcvbuf(s), dflt);
 	r = cn_set_rcvbuf(s, 65536); /* root: SO_RCVBUFFORCE, granted in full */
 	assert_int_equal(r, 65536);
+	assert_int_equal(cn_rcvbuf(s), r);
 	assert_int_equal(getsockopt(cn_fd(s), SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
 	assert_int_equal(got, 2 * r);
 	r = cn_set_rcvbuf(s, 1); /* below the kernel's minimum: raised */
 	assert_true(r > 1);
+	assert_int_equal(cn_rcvbuf(s), r);
 	assert_int_equal(getsockopt(cn_fd(s), SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
 	assert_int_equal(got, 2 * r);
+	assert_int_equal(cn_rcvbuf(NULL), -EINVAL);
 	cn_close(s);
 }
 
