@@ -694,7 +694,7 @@ struct cn_proc_event {
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
 	uint32_t ack;	       /* cn_msg.ack (for matching LISTEN acks; 0 in events) */
-	uint64_t timestamp_ns; /* CLOCK_MONOTONIC nanoseconds (the kernel's ktime_get_ns) */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC ns (ktime_get_ns): cn_proc_realtime_ns */
 	pid_t pid;	       /* thread the event is about (fork: the child) */
 	pid_t tgid;	       /* its process (thread group) id */
 	pid_t parent_pid;      /* fork, exit, coredump: the parent */
@@ -720,6 +720,17 @@ struct cn_proc_event {
  * its payload is too short for a proc_event.
  */
 CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev);
+
+/*
+ * The wall-clock time of an event: timestamp_ns (CLOCK_MONOTONIC, as the
+ * kernel stamps events) as CLOCK_REALTIME nanoseconds since the epoch,
+ * with the offset between the two clocks at this call. A step of the wall
+ * clock (settimeofday, an NTP step) between the event and the call moves
+ * the answer with it; a reader that wants its times to stay in order
+ * across one takes the offset once, cn_proc_realtime_ns(0). 0 for a time
+ * before the epoch. Keeps no state: thread-safe.
+ */
+CN_EXPORT uint64_t cn_proc_realtime_ns(uint64_t timestamp_ns);
 
 /* Short lower-case name of an event type ("fork", "exit", ...; "none" for
  * acks, "unknown" for anything else). Never NULL. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include <libcn.h>
@@ -508,6 +509,30 @@ static void parse_mask(void **state)
 	assert_int_equal(errno, EINVAL);
 }
 
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(id, &ts), 0);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* An event's time on the wall clock: a monotonic time taken between two
+ * readings of the wall clock lands between them (no step meanwhile). */
+static void realtime_of_an_event_time(void **state)
+{
+	uint64_t before, mono, after, wall;
+
+	(void)state;
+	before = clock_ns(CLOCK_REALTIME);
+	mono = clock_ns(CLOCK_MONOTONIC);
+	wall = cn_proc_realtime_ns(mono);
+	after = clock_ns(CLOCK_REALTIME);
+	assert_true(before <= wall);
+	assert_true(wall <= after);
+	assert_true(cn_proc_realtime_ns(0) > 0); /* the offset: booted after 1970 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -526,6 +551,7 @@ int main(void)
 		cmocka_unit_test(wrong_id_and_short_payload),
 		cmocka_unit_test(what_names),
 		cmocka_unit_test(parse_mask),
+		cmocka_unit_test(realtime_of_an_event_time),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
