@@ -843,8 +843,10 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
  * most max datagrams, and at most the socket's batch (cn_open_opts.batch)
  * per call. Once a read found the queue empty (fewer than asked, or
  * -EAGAIN), the next reads take one datagram each, as cn_proc_recv does,
- * until two in a row found one: a reader woken for each event then makes
- * no empty second read inside recvmmsg, and either call suits it. lost_before, skipped messages and types outside the mask are as
+ * until two in a row found one: a reader woken for each event that reads
+ * until -EAGAIN before it waits then makes no empty second read inside
+ * recvmmsg (one that waits inside the call, one read in three), and
+ * either call suits it. lost_before, skipped messages and types outside the mask are as
  * in cn_proc_recv; a gap found before a message skipped after the last
  * event of a call goes with the first event of the next. A datagram that is
  * not one proc event from the kernel (a bundle, another sender, one cut
