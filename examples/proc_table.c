@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	/* Stopped: take what is queued, make the table right, print it. */
 	if (r == 0)
 		r = drain(s, t);
-	if (cn_proc_tracker_needs_sync(t))
+	if (cn_proc_tracker_sync_timeout(t) >= 0)
 		rescan(t);
 	print_table(t);
 	cn_proc_tracker_stats(t, &ts);

@@ -8,8 +8,9 @@
  *     pointers return NULL with errno set.
  *   - Success is 0, or, for calls that may store fewer results than asked
  *     for, the number stored (cn_recv_batch, cn_async_complete,
- *     cn_proc_handle: 1 or 0). Flags and yes/no answers have calls of their
- *     own (cn_proc_filter, cn_proc_kernel_filters, cn_is_reply).
+ *     cn_proc_handle: 1 or 0), and cn_proc_missed's CN_PROC_MISSED_AT_LEAST
+ *     (a count that is a lower bound). Flags and yes/no answers have calls
+ *     of their own (cn_proc_filter_mode, cn_proc_probe_filter, cn_is_reply).
  *   - Timeouts in milliseconds mean the same everywhere: < 0 no limit, 0 do
  *     not wait (use only what has arrived already), > 0 wait that long.
  *   - -ENOBUFS always means "the socket overran and messages were lost".
@@ -24,8 +25,14 @@
  *     independent and may be used from different threads at once.
  *   - Messages returned by a receive call point into the socket's buffer and
  *     stay valid until the next receive, request or close on that socket.
- *   - Functions that do not take a struct cn_sock (builders, decoders,
- *     cn_is_reply, cn_strerror-like helpers) are pure and thread-safe.
+ *   - Functions that take neither a struct cn_sock nor a struct
+ *     cn_proc_tracker (builders such as cn_msg_init and cn_notify_build,
+ *     decoders such as cn_proc_decode, cn_is_reply, cn_proc_what_name,
+ *     cn_version) keep no state and are thread-safe.
+ *   - A struct cn_proc_tracker has no internal locking either: its calls,
+ *     the ones that only read it (cn_proc_tracker_find, _next, _stats)
+ *     included, are for one thread at a time. Distinct trackers are
+ *     independent.
  */
 #ifndef LIBCN_H
 #define LIBCN_H
@@ -92,9 +99,14 @@ struct cn_sock;
  * know are all zero, refused with E2BIG otherwise. sz 0 (forgotten) is EINVAL.
  */
 struct cn_open_opts {
-	size_t sz;	  /* sizeof(struct cn_open_opts) */
-	uint32_t flags;	  /* CN_OPEN_* */
-	int rcvbuf;	  /* receive buffer bytes (see cn_set_rcvbuf); 0: kernel default */
+	size_t sz;	/* sizeof(struct cn_open_opts) */
+	uint32_t flags; /* CN_OPEN_* */
+	/* Receive buffer bytes, asked for as cn_set_rcvbuf does (cn_rcvbuf
+	 * tells what was granted). 0: net.core.rmem_default asked for, which
+	 * the kernel doubles like any request, so the buffer is twice a plain
+	 * socket's (libnl's connect shrinks it to 32 KiB: a size is always
+	 * set). */
+	int rcvbuf;
 	uint32_t batch;	  /* max datagrams per cn_recv_batch call; 0: 32 */
 	uint32_t backlog; /* bytes kept for messages that arrive during cn_request; 0: 256 KiB */
 };
@@ -139,6 +151,11 @@ CN_EXPORT int cn_set_nonblocking(struct cn_sock *s, int on);
  * SO_RCVBUF reports the doubled value; this returns half of that.
  */
 CN_EXPORT int cn_set_rcvbuf(struct cn_sock *s, int bytes);
+
+/* The receive buffer's size now, in cn_set_rcvbuf's terms (half of what
+ * getsockopt SO_RCVBUF reports): what cn_open_opts.rcvbuf or the last
+ * cn_set_rcvbuf was granted. Returns it or -errno (-EINVAL for NULL). */
+CN_EXPORT int cn_rcvbuf(const struct cn_sock *s);
 
 /* Join / leave multicast group `group` (a group NUMBER, e.g. CN_IDX_PROC,
  * not a bit mask). Joining a group above 32 also turns NETLINK_PKTINFO on
@@ -239,15 +256,22 @@ struct cn_message {
 /*
  * Receive one message. One datagram may hold several messages: they are
  * returned one per call. Messages kept during cn_request come first.
- * Returns 0 with *out filled, or:
+ * Returns 0 with *out filled, or one of the receive errors, which every
+ * receive call (cn_recv_batch, cn_proc_recv, cn_proc_recv_batch) shares.
+ * After each of them the socket stays usable and the next call goes on
+ * with what follows; only -EINVAL (bad arguments) and -EBADF, -ENOTSOCK or
+ * -EFAULT (a closed or broken socket or buffer: the caller's bug) do not
+ * come from the traffic:
  *   -EAGAIN    nothing to read (non-blocking socket or CN_RECV_DONTWAIT)
  *   -ENOBUFS   the socket overran (or the request backlog overflowed):
- *              messages were lost. The socket stays usable; call again.
+ *              messages were lost (see cn_drops).
  *   -EBADMSG   a malformed datagram (truncated header, cn_msg.len that
  *              disagrees with the netlink length): the rest of it is dropped
  *              and counted in cn_stats.malformed.
- *   -EMSGSIZE  a datagram larger than the receive buffer (truncated).
+ *   -EMSGSIZE  a datagram larger than the receive buffer: it was cut short
+ *              and is dropped.
  *   -EINTR     interrupted by a signal.
+ *   -ENOMEM    no memory to align a record of a bundle: it is skipped.
  *   any other  an NLMSG_ERROR the kernel sent, as -error (out->port is set).
  * Datagrams from ports other than 0 are skipped (counted in
  * cn_stats.foreign) unless the socket was opened with CN_OPEN_ANY_SENDER.
@@ -267,7 +291,10 @@ CN_EXPORT int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned 
 
 /* Counters kept by a socket since it was opened. */
 struct cn_stats {
-	uint64_t messages;    /* messages delivered to the caller */
+	/* cn_msg records taken out of the datagrams read, whatever became of
+	 * them: returned, skipped by a proc call (another id, an ack, a type
+	 * outside the mask), kept or dropped by a request's wait. */
+	uint64_t messages;
 	uint64_t datagrams;   /* datagrams read from the kernel */
 	uint64_t overruns;    /* ENOBUFS / NLMSG_OVERRUN reports */
 	uint64_t malformed;   /* datagrams or messages refused as malformed */
@@ -370,8 +397,9 @@ CN_EXPORT int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int fla
 			 enum cn_match policy, int timeout_ms, struct cn_message *reply);
 
 /*
- * Answer received message `to`: sends a message with the same id and seq,
- * ack + 1, and `len` bytes of `data`, to the port it came from.
+ * Answer received message `to` in libcn's genealogy: sends a message with
+ * the same id and seq, ack + 1, and `len` bytes of `data`, to the port it
+ * came from. It is cn_reply_as(s, to, CN_REPLY_GENEALOGY, 0, data, len).
  * Returns 0 or -errno (-EMSGSIZE for a len the receiver does not take: as
  * cn_send, CN_MSG_MAX_LEN to the kernel on NETLINK_CONNECTOR).
  */
@@ -456,7 +484,7 @@ struct cn_answer {
  * buffer, which the request is still walking. The calls that send or
  * request (cn_send, cn_sendto, cn_reply, cn_reply_as, cn_dm_ulog_reply and
  * _ack, cn_request, cn_request_all, cn_async_send and _complete,
- * cn_proc_listen, cn_proc_ignore, cn_proc_kernel_filters's probe) return
+ * cn_proc_listen, cn_proc_ignore, cn_proc_probe_filter's probe) return
  * -EBUSY there; the receive calls are not checked. */
 typedef void (*cn_answer_fn)(const struct cn_answer *a, void *arg);
 
@@ -501,7 +529,7 @@ CN_EXPORT int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int
 struct dm_ulog_request;
 
 /*
- * Take the dm-log-userspace request carried by `msg`, checked as the kernel
+ * Decode the dm-log-userspace request carried by `msg`, checked as the kernel
  * builds it (len = sizeof(struct dm_ulog_request) + data_size): its fixed
  * part is copied to *req (the payload is not aligned for the struct's
  * __u64 in the message), and the return value points to its req->data_size
@@ -510,7 +538,7 @@ struct dm_ulog_request;
  * EINVAL (a NULL pointer), ENOMSG (another id), EBADMSG (too short, or
  * data_size disagrees with len).
  */
-CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulog_request *req);
+CN_EXPORT const void *cn_dm_ulog_decode(const struct cn_msg *msg, struct dm_ulog_request *req);
 
 /*
  * Answer dm-log-userspace request `to` with a result: the request's struct
@@ -523,7 +551,7 @@ CN_EXPORT const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulo
  * sets the kernel's room to len: for -ESRCH (the log is unknown: the kernel
  * reconnects and retries) send as many bytes (zeros) as the answer will
  * carry, or the retry fails with -ENOSPC (examples/dm-ulog). Returns 0 or -errno
- * (EBADMSG/ENOMSG as cn_dm_ulog_request, EMSGSIZE when the request's echo
+ * (EBADMSG/ENOMSG as cn_dm_ulog_decode, EMSGSIZE when the request's echo
  * and len bytes are more than CN_MSG_MAX_LEN, the send's). A reply
  * longer than the kernel's room for it is refused there with -ENOSPC.
  */
@@ -666,7 +694,7 @@ struct cn_proc_event {
 	uint32_t cpu;	       /* CPU that sent it */
 	uint32_t seq;	       /* that CPU's event counter (cn_msg.seq) */
 	uint32_t ack;	       /* cn_msg.ack (for matching LISTEN acks; 0 in events) */
-	uint64_t timestamp_ns; /* CLOCK_MONOTONIC nanoseconds (the kernel's ktime_get_ns) */
+	uint64_t timestamp_ns; /* CLOCK_MONOTONIC ns (ktime_get_ns): cn_proc_realtime_ns */
 	pid_t pid;	       /* thread the event is about (fork: the child) */
 	pid_t tgid;	       /* its process (thread group) id */
 	pid_t parent_pid;      /* fork, exit, coredump: the parent */
@@ -675,9 +703,11 @@ struct cn_proc_event {
 	pid_t tracer_tgid;
 	uint32_t ruid, euid;  /* uid: real/effective uid; gid: real/effective gid */
 	uint32_t exit_code;   /* exit: wait(2) status (WIFEXITED etc. apply) */
-	uint32_t exit_signal; /* exit: signal the parent gets (usually SIGCHLD) */
+	int32_t exit_signal;  /* exit: signal the parent gets (SIGCHLD for a process
+				forked plainly, a clone's own signal), -1 for a
+				thread (it signals nobody) */
 	uint32_t ack_err;     /* none: error of the LISTEN/IGNORE ack (0 = ok) */
-	char comm[17];	      /* comm: new name, NUL-terminated */
+	char comm[16];	      /* comm: new name, NUL-terminated (as in cn_proc_entry) */
 	uint32_t lost_before; /* events lost just before it (see cn_proc_recv) */
 	/* Room for fields a later version adds without changing the struct's
 	 * size (callers allocate it): not written, do not read. */
@@ -690,6 +720,17 @@ struct cn_proc_event {
  * its payload is too short for a proc_event.
  */
 CN_EXPORT int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev);
+
+/*
+ * The wall-clock time of an event: timestamp_ns (CLOCK_MONOTONIC, as the
+ * kernel stamps events) as CLOCK_REALTIME nanoseconds since the epoch,
+ * with the offset between the two clocks at this call. A step of the wall
+ * clock (settimeofday, an NTP step) between the event and the call moves
+ * the answer with it; a reader that wants its times to stay in order
+ * across one takes the offset once, cn_proc_realtime_ns(0). 0 for a time
+ * before the epoch. Keeps no state: thread-safe.
+ */
+CN_EXPORT uint64_t cn_proc_realtime_ns(uint64_t timestamp_ns);
 
 /* Short lower-case name of an event type ("fork", "exit", ...; "none" for
  * acks, "unknown" for anything else). Never NULL. */
@@ -740,7 +781,7 @@ CN_EXPORT int cn_proc_parse_mask(const char *list, uint32_t *mask);
  * kernel has no proc connector; the kernel's ack error, e.g. -EPERM; -EPERM
  * too when the kernel refuses this process the join of CN_IDX_PROC: who may
  * listen is the kernel's decision, see cn_proc_listen(3), PRIVILEGES).
- * cn_proc_filter tells how the mask is applied. Per-CPU sequence tracking
+ * cn_proc_filter_mode tells how the mask is applied. Per-CPU sequence tracking
  * starts afresh.
  */
 CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
@@ -761,7 +802,7 @@ CN_EXPORT int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms);
  */
 CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
-/* cn_proc_filter flags */
+/* cn_proc_filter_mode flags */
 #define CN_PROC_FILTER_USER 0x1 /* libcn drops events outside the mask */
 #define CN_PROC_FILTER_KERNEL                                                                      \
 	0x2 /* the kernel filters too: its filtered events leave
@@ -770,16 +811,17 @@ CN_EXPORT int cn_proc_ignore(struct cn_sock *s);
 
 /* How the mask of the last cn_proc_listen is applied: 0 (every event type
  * asked, no filter) or CN_PROC_FILTER_* flags; -EINVAL for a NULL socket. */
-CN_EXPORT int cn_proc_filter(const struct cn_sock *s);
+CN_EXPORT int cn_proc_filter_mode(const struct cn_sock *s);
 
-/* Does the running kernel filter proc events per socket? 1 yes, 0 no,
- * -errno if the probe could not run. Probes once per process (see
- * cn_proc_listen) using socket s, which must be on NETLINK_CONNECTOR; later
- * calls return the result at once. timeout_ms bounds each wait for an ack
+/* Probe whether the running kernel filters proc events per socket: the
+ * first call of a process joins CN_IDX_PROC on s (on NETLINK_CONNECTOR)
+ * and sends a LISTEN that only such a kernel answers, then waits for acks;
+ * later calls return the result at once (see cn_proc_listen). 1 yes, 0 no,
+ * -errno if the probe could not run. timeout_ms bounds each wait for an ack
  * (< 0: 1000 ms, since a kernel without filters never answers the probe;
  * 0: no probe, -EAGAIN if none ran yet). Acks kept meanwhile are dropped
  * on a socket that has not subscribed (see cn_proc_listen). */
-CN_EXPORT int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms);
+CN_EXPORT int cn_proc_probe_filter(struct cn_sock *s, int timeout_ms);
 
 /*
  * Receive the next proc event, decode it and track loss: ev->lost_before is
@@ -806,10 +848,15 @@ CN_EXPORT int cn_proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned
  * Receive up to max proc events with one receive call and decode them into
  * ev[0..n): cn_proc_recv for a storm, what a cn_recv_batch loop calling
  * cn_proc_handle does, without a call per message (docs/PERFORMANCE.md: the
- * cheapest way libcn reads proc events). Waits for the first event (unless
+ * cheapest way libcn reads a storm of proc events). Waits for the first event (unless
  * CN_RECV_DONTWAIT or a non-blocking socket), then takes what is queued: at
  * most max datagrams, and at most the socket's batch (cn_open_opts.batch)
- * per call. lost_before, skipped messages and types outside the mask are as
+ * per call. Once a read found the queue empty (fewer than asked, or
+ * -EAGAIN), the next reads take one datagram each, as cn_proc_recv does,
+ * until two in a row found one: a reader woken for each event that reads
+ * until -EAGAIN before it waits then makes no empty second read inside
+ * recvmmsg (one that waits inside the call, one read in three), and
+ * either call suits it. lost_before, skipped messages and types outside the mask are as
  * in cn_proc_recv; a gap found before a message skipped after the last
  * event of a call goes with the first event of the next. A datagram that is
  * not one proc event from the kernel (a bundle, another sender, one cut
@@ -852,6 +899,31 @@ struct cn_proc_stats {
 
 /* Copy the proc counters. Returns 0 or -EINVAL. */
 CN_EXPORT int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st);
+
+/* cn_proc_missed's return when its count is a lower bound. */
+#define CN_PROC_MISSED_AT_LEAST 1
+
+/*
+ * How many proc events did this socket miss since cn_proc_listen subscribed
+ * it (the last time it was not subscribed already)? One answer where
+ * lost_before, cn_proc_stats, cn_stats.overruns and cn_drops each tell a
+ * part: events of any type the kernel sent or meant to send this socket
+ * that no receive call will return, into *missed. It counts what the
+ * socket lost (datagrams the kernel dropped at its full buffer, as
+ * cn_drops counts them, and messages a request's wait could not keep,
+ * cn_stats.kept_lost) at once, and the per-CPU gaps, which also show an
+ * event the kernel could send to nobody, once each CPU sent its next one.
+ * Returns 0 when the count is exact: no kernel filter, and the gaps
+ * account for every loss of the socket. CN_PROC_MISSED_AT_LEAST when it
+ * is a lower bound: a kernel filter is active (filtered events skip
+ * sequence numbers, so only the socket's own losses are counted, and an
+ * event the kernel sent to nobody shows nowhere), the gap of a loss has not
+ * shown yet, or the kernel has no drop counter for the socket. Datagrams
+ * of other ids dropped at the socket count too. -EINVAL for NULL
+ * arguments or a socket cn_proc_listen never subscribed. One system call
+ * (cn_drops).
+ */
+CN_EXPORT int cn_proc_missed(const struct cn_sock *s, uint64_t *missed);
 
 /* ------------------------------------------------------------------------ */
 /* Process tracker: a table of live processes kept from proc events          */
@@ -965,7 +1037,7 @@ CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
  * exit event the kernel fills after the exec, may be counted out twice,
  * and the process then ends at its last thread but one if its main thread
  * has exited (cn_proc_tracker(3)). An event with lost_before != 0 marks
- * the tracker as needing a sync (it still applies the event), unless its
+ * a sync as pending (it still applies the event), unless its
  * timestamp_ns is before the start of the last sync, which then repaired
  * that loss already (an overrun's gap shows on each CPU's next event, after
  * the sync the overrun asked for).
@@ -995,18 +1067,16 @@ CN_EXPORT const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_
 							   const struct cn_proc_entry *prev);
 
 /* Tell the tracker that events were lost without a per-CPU trace (a receive
- * call returned -ENOBUFS): cn_proc_tracker_needs_sync becomes 1. */
+ * call returned -ENOBUFS): a sync becomes pending (see
+ * cn_proc_tracker_sync_timeout). */
 CN_EXPORT void cn_proc_tracker_lost(struct cn_proc_tracker *t);
 
-/* 1 if events were lost since the last sync (cn_proc_tracker_lost, or an
- * event with lost_before), else 0. */
-CN_EXPORT int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t);
-
 /*
- * Milliseconds until the next cn_proc_tracker_sync is due, as a poll
- * timeout: -1 none is pending (nothing was lost since the last sync; also
- * for NULL), 0 due now (call it once the socket is drained; also for a
- * tracker never synced), > 0 due in that many (rounded up: ask again then,
+ * Is a sync needed, and when: milliseconds until the next
+ * cn_proc_tracker_sync is due, as a poll timeout. -1 none is pending
+ * (nothing was lost since the last sync; also for NULL), 0 due now (call it
+ * once the socket is drained; also for a tracker never synced), > 0 due in
+ * that many (rounded up: ask again then,
  * or when events arrive). A sync is due when no loss was told for 100 ms
  * (the burst of overruns is over) or 1 s after the first loss since the
  * last sync (losses that never stop), so a burst that overruns the socket
@@ -1039,7 +1109,7 @@ typedef void (*cn_proc_change_fn)(const struct cn_proc_entry *e, enum cn_proc_ch
  * gone is removed by its exit that follows). Best called once the socket
  * is drained and cn_proc_tracker_sync_timeout says 0, not on every loss.
  * Returns the number of changes reported (>= 0) or -errno (the table is
- * then unchanged, and needs_sync stays set).
+ * then unchanged, and the sync stays pending).
  */
 CN_EXPORT int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg);
 

@@ -229,24 +229,6 @@ int cn_is_reply(const struct cn_msg *req, const struct cn_msg *msg, enum cn_matc
 	return is_reply(req, msg, policy);
 }
 
-int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, size_t len)
-{
-	struct cn_msg hdr;
-
-	if (!s || !to || !to->msg || (len && !data))
-		return cn_fail(EINVAL);
-	if (cn__busy(s))
-		return -EBUSY;
-	if (len > cn__max_len(s, to->port))
-		return cn_fail(EMSGSIZE);
-	memset(&hdr, 0, sizeof(hdr));
-	hdr.id = to->msg->id;
-	hdr.seq = to->msg->seq;
-	hdr.ack = to->msg->ack + 1;
-	hdr.len = (__u16)len;
-	return send_parts(s, &hdr, data, len, to->port, 0);
-}
-
 void cn_set_handler(struct cn_sock *s, cn_handler_fn fn, void *arg)
 {
 	if (!s)

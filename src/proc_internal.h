@@ -53,9 +53,20 @@ struct cn_proc_track {
 	 * no event after them (-EAGAIN, an error, the end of what was read):
 	 * the next event returned carries them. */
 	uint32_t unreported;
+	/* cn_proc_recv_batch's reads of one datagram left before it asks for
+	 * many again: set when a read found the queue empty (see proc_recv). */
+	uint32_t quiet;
 	uint64_t events; /* cn_proc_stats.events */
 	uint64_t lost;	 /* cn_proc_stats.lost */
+	/* cn_proc_missed counts from the last fresh subscription: the
+	 * counters then (drops0 valid when drops_known). */
+	int listened;
+	int drops_known;
+	uint64_t drops0, kept_lost0, lost0;
 };
+
+/* proc_missed.c: start cn_proc_missed's count (a fresh subscription). */
+void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_track *t);
 
 /* proc_seq.c: the socket's proc state, allocated on its first use (every
  * type wanted, nothing tracked); NULL with errno ENOMEM. */
@@ -168,9 +179,12 @@ CN_INLINE void cn__proc_decode_fields(const struct cn_msg *msg, struct cn_proc_e
 	case PROC_EVENT_COMM:
 		ev->pid = (pid_t)PE(pe, event_data.comm.process_pid);
 		ev->tgid = (pid_t)PE(pe, event_data.comm.process_tgid);
+		/* The kernel's name ends in a NUL within its 16 bytes
+		 * (get_task_comm): the 15 before it are the whole name, and
+		 * the last byte, cleared above, ends any datagram's. */
 		memcpy(ev->comm, pe + offsetof(struct proc_event, event_data.comm.comm),
-		       sizeof(((struct proc_event *)0)->event_data.comm.comm));
-		break; /* comm[16], the terminating NUL, was cleared above */
+		       sizeof(ev->comm) - 1);
+		break;
 	case PROC_EVENT_COREDUMP:
 		ev->pid = (pid_t)PE(pe, event_data.coredump.process_pid);
 		ev->tgid = (pid_t)PE(pe, event_data.coredump.process_tgid);

@@ -30,7 +30,7 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	if (partial) {
 		/* With timeout 0 nothing is awaited: a filter only when an
 		 * earlier probe found one (else libcn filters alone). */
-		kf = cn_proc_kernel_filters(s, timeout_ms);
+		kf = cn_proc_probe_filter(s, timeout_ms);
 		if (kf == -EAGAIN && timeout_ms == 0)
 			kf = 0;
 		if (kf < 0)
@@ -59,8 +59,10 @@ int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 	/* A socket that was listening already keeps what arrived meanwhile
 	 * (its events, and the acks in order for its tracking): the caller
 	 * drains them (cn_pending). */
-	if (fresh)
+	if (fresh) {
 		cn__proc_drop_kept(s, t);
+		cn__proc_missed_start(s, t);
+	}
 	t->subscribed = 1;
 	return 0;
 }
@@ -71,7 +73,7 @@ static int kernel_keeps_socket_state(struct cn_sock *s)
 {
 	struct utsname u;
 	unsigned int major = 0, minor = 0;
-	int r = cn_proc_kernel_filters(s, 0); /* no probe: known or -EAGAIN */
+	int r = cn_proc_probe_filter(s, 0); /* no probe: known or -EAGAIN */
 
 	if (r >= 0)
 		return r;

@@ -8,7 +8,7 @@
  * read and written atomically (relaxed: every probe finds the same). */
 static int kernel_filters = -1;
 
-int cn_proc_kernel_filters(struct cn_sock *s, int timeout_ms)
+int cn_proc_probe_filter(struct cn_sock *s, int timeout_ms)
 {
 	int filters, r;
 

@@ -43,7 +43,30 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
  * reported in its place. Returns how many events, or -errno (errno set)
  * when there is none. Inline: cn_proc_recv's copy is the loop for max = 1
  * (docs/PERFORMANCE.md, "Whole-process CPU per proc event").
+ *
+ * A read of many datagrams (recvmmsg) that finds fewer queued makes one
+ * more, empty, receive inside the kernel: a reader woken for each event
+ * would pay it every time. So once a read found the queue empty (fewer
+ * than asked, or -EAGAIN), the next reads ask for one datagram (recvfrom,
+ * as cn_proc_recv), and only after QUIET_READS of them came back full in
+ * a row, the queue filling again, for many.
  */
+#define QUIET_READS 2
+
+CN_INLINE uint32_t read_size(const struct cn_proc_track *t, unsigned int max)
+{
+	return max > 1 && t->quiet ? 1 : max;
+}
+
+/* After a read of `asked` datagrams that returned r: the next reads'
+ * size (see above). */
+CN_INLINE void read_done(struct cn_proc_track *t, uint32_t asked, int r)
+{
+	if (r == -EAGAIN || (r >= 0 && (uint32_t)r < asked))
+		t->quiet = QUIET_READS;
+	else if (r > 0 && asked == 1 && t->quiet)
+		t->quiet--;
+}
 CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int max,
 			unsigned int flags)
 {
@@ -61,9 +84,13 @@ CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned in
 
 		if (likely(s->proc && cn__backlog_idle(&s->backlog) && !s->rx.deferred_err)) {
 			if (!cn__rx_pending(s)) {
+				uint32_t asked = read_size(s->proc, max);
+
 				if (n > 0)
 					break;
-				r = cn__rx_read(s, max, flags);
+				r = cn__rx_read(s, asked, flags);
+				if (max > 1)
+					read_done(s->proc, asked, r);
 				if (r < 0)
 					break;
 			}

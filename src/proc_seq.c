@@ -72,7 +72,7 @@ int cn_proc_stats(const struct cn_sock *s, struct cn_proc_stats *st)
 	return 0;
 }
 
-int cn_proc_filter(const struct cn_sock *s)
+int cn_proc_filter_mode(const struct cn_sock *s)
 {
 	if (!s)
 		return cn_fail(EINVAL);

@@ -570,11 +570,6 @@ void cn_proc_tracker_lost(struct cn_proc_tracker *t)
 		note_loss(t);
 }
 
-int cn_proc_tracker_needs_sync(const struct cn_proc_tracker *t)
-{
-	return t && t->stale;
-}
-
 int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t)
 {
 	uint64_t now, due;

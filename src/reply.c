@@ -102,7 +102,7 @@ int cn_reply_as(struct cn_sock *s, const struct cn_message *to, enum cn_reply_co
 	return send_reply(s, to->port, &hdr, NULL, 0, data, len);
 }
 
-const void *cn_dm_ulog_request(const struct cn_msg *msg, struct dm_ulog_request *req)
+const void *cn_dm_ulog_decode(const struct cn_msg *msg, struct dm_ulog_request *req)
 {
 	if (!msg || !req) {
 		errno = EINVAL;
@@ -137,7 +137,7 @@ int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, 
 
 	if (!s || !to || !to->msg || (len && !data))
 		return cn_fail(EINVAL);
-	if (!cn_dm_ulog_request(to->msg, &tfr))
+	if (!cn_dm_ulog_decode(to->msg, &tfr))
 		return cn_fail(errno);
 	/* A failure without data goes out bare: only then does the kernel
 	 * keep its room for the data of the resend that -EAGAIN asks for
@@ -159,6 +159,13 @@ int cn_dm_ulog_reply(struct cn_sock *s, const struct cn_message *to, int error, 
 	tfr.error = error;
 	tfr.data_size = (__u32)len;
 	return send_reply(s, to->port, &hdr, &tfr, sizeof(tfr), data, len);
+}
+
+/* libcn's own convention is one of the conventions: one header builder and
+ * one send for every answer. */
+int cn_reply(struct cn_sock *s, const struct cn_message *to, const void *data, size_t len)
+{
+	return cn_reply_as(s, to, CN_REPLY_GENEALOGY, 0, data, len);
 }
 
 int cn_dm_ulog_ack(struct cn_sock *s, const struct cn_message *to, int error)

@@ -21,8 +21,10 @@ static int errno_from_nl(int nlerr, int fallback)
 	return errno ? errno : fallback;
 }
 
-/* The kernel default receive buffer (net.core.rmem_default): libnl's
- * nl_connect shrinks the buffer to 32 KiB, which overruns in a fork storm. */
+/* net.core.rmem_default, asked for when the caller asks for no size: libnl's
+ * nl_connect shrinks the buffer to 32 KiB, which overruns in a fork storm,
+ * so a size is set either way. Asked for, it is doubled like any request:
+ * twice what a plain socket gets (cn_open_opts.rcvbuf says so). */
 static int default_rcvbuf(void)
 {
 	FILE *f = fopen("/proc/sys/net/core/rmem_default", "re");
@@ -204,6 +206,18 @@ int cn_set_rcvbuf(struct cn_sock *s, int bytes)
 	/* The kernel stores twice the request (room for its bookkeeping,
 	 * socket(7)) and reports that: half of it is the request's terms. */
 	return got / 2;
+}
+
+int cn_rcvbuf(const struct cn_sock *s)
+{
+	socklen_t len = sizeof(int);
+	int got = 0;
+
+	if (!s)
+		return cn_fail(EINVAL);
+	if (getsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &got, &len) < 0)
+		return cn_fail(errno);
+	return got / 2; /* in the request's terms, as cn_set_rcvbuf */
 }
 
 static int membership(struct cn_sock *s, uint32_t group, int join)

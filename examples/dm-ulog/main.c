@@ -229,7 +229,7 @@ static int take_eagain(uint32_t type)
 static void handle(struct cn_sock *s, const struct cn_message *m)
 {
 	struct dm_ulog_request request;
-	const char *data = cn_dm_ulog_request(m->msg, &request);
+	const char *data = cn_dm_ulog_decode(m->msg, &request);
 	const struct dm_ulog_request *req = data ? &request : NULL;
 	struct answer a = { 0 };
 	uint32_t type = req ? DM_ULOG_REQUEST_TYPE(req->request_type) : 0;

@@ -126,22 +126,32 @@ static void test_request_to_proc_leaves_group(void **state)
 /* cn_set_rcvbuf returns the size in the request's terms: the kernel
  * doubles a request for its bookkeeping (socket(7)) and reports the
  * doubled value; cn_set_rcvbuf halves it, so a granted request comes back
- * as itself and one raised to the kernel's minimum as more. */
+ * as itself and one raised to the kernel's minimum as more. cn_rcvbuf
+ * tells the same later, and what cn_open's default asked for:
+ * net.core.rmem_default, granted in full (and doubled) to root. */
 static void test_set_rcvbuf_returns_requested_terms(void **state)
 {
 	struct cn_sock *s = host_open(0);
-	int got = 0, r;
+	int got = 0, r, dflt = 0;
 	socklen_t len = sizeof(got);
+	FILE *f = fopen("/proc/sys/net/core/rmem_default", "re");
 
 	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &dflt), 1);
+	fclose(f);
+	assert_int_equal(cn_rcvbuf(s), dflt);
 	r = cn_set_rcvbuf(s, 65536); /* root: SO_RCVBUFFORCE, granted in full */
 	assert_int_equal(r, 65536);
+	assert_int_equal(cn_rcvbuf(s), r);
 	assert_int_equal(getsockopt(cn_fd(s), SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
 	assert_int_equal(got, 2 * r);
 	r = cn_set_rcvbuf(s, 1); /* below the kernel's minimum: raised */
 	assert_true(r > 1);
+	assert_int_equal(cn_rcvbuf(s), r);
 	assert_int_equal(getsockopt(cn_fd(s), SOL_SOCKET, SO_RCVBUF, &got, &len), 0);
 	assert_int_equal(got, 2 * r);
+	assert_int_equal(cn_rcvbuf(NULL), -EINVAL);
 	cn_close(s);
 }
 
@@ -162,12 +172,12 @@ static void test_filtered_listener_counts_drops(void **state)
 {
 	struct cn_sock *s = host_open(0);
 	struct cn_proc_event ev;
-	uint64_t drops0 = 0, drops = 0;
+	uint64_t drops0 = 0, drops = 0, missed = 0;
 	pid_t children[40];
 	int ours = 0, enobufs = 0, r, kf;
 
 	(void)state;
-	kf = cn_proc_kernel_filters(s, WAIT_MS);
+	kf = cn_proc_probe_filter(s, WAIT_MS);
 	assert_true(kf >= 0);
 	if (!kf)
 		skip(); /* before 6.6: gaps show loss, cn_proc_stats.lost */
@@ -209,6 +219,11 @@ static void test_filtered_listener_counts_drops(void **state)
 	assert_true(drops > 0);
 	assert_true(enobufs >= 1);
 	assert_true(drops >= (uint64_t)enobufs); /* one report, many drops */
+	/* cn_proc_missed answers with the drops, and says that under the
+	 * filter its count is a lower bound. */
+	assert_int_equal(cn_proc_missed(s, &missed), CN_PROC_MISSED_AT_LEAST);
+	assert_true(missed >= drops);
+	assert_true(ours + missed >= 40);
 	cn_close(s);
 }
 
@@ -245,11 +260,12 @@ static void test_kernel_filter_delivers_only_exits(void **state)
 
 	(void)state;
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, WAIT_MS), 0);
-	kf = cn_proc_kernel_filters(s, WAIT_MS);
+	kf = cn_proc_probe_filter(s, WAIT_MS);
 	assert_true(kf >= 0);
 	/* This machine's kernel (6.18) has proc_input filtering: detected,
 	 * and used for this socket's partial mask. */
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER | (kf ? CN_PROC_FILTER_KERNEL : 0));
+	assert_int_equal(cn_proc_filter_mode(s),
+			 CN_PROC_FILTER_USER | (kf ? CN_PROC_FILTER_KERNEL : 0));
 	/*
 	 * cn_proc_listen waits for the ack of an unfiltered LISTEN, then sends
 	 * the filtered one (a filtered LISTEN is not acked): events of any type
@@ -385,7 +401,7 @@ static void test_ignore_op_alone_filters_in_kernel(void **state)
 
 	(void)state;
 	assert_int_equal(cn_proc_listen(a, 0, WAIT_MS), 0);
-	if (cn_proc_kernel_filters(a, WAIT_MS) != 1)
+	if (cn_proc_probe_filter(a, WAIT_MS) != 1)
 		skip(); /* only kernels >= 6.6 stop a socket that stays in the group */
 	assert_int_equal(cn_proc_listen(b, 0, WAIT_MS), 0);
 	/* IGNORE while staying in the group: the kernel's filter drops events. */

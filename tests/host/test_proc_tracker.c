@@ -233,16 +233,16 @@ static void test_table_equals_proc_after_overrun(void **state)
 	 * after the exec). */
 	overruns = drain(s, t);
 	assert_true(overruns >= 1); /* the loss this test is about happened */
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	assert_true(cn_set_rcvbuf(s, 1 << 20) > 0);
 	/* Sync; events queued after the scan are applied on top, as a daemon
 	 * would; other processes' events may overrun the buffer again before
 	 * it grew: then sync again (bounded). */
-	for (int round = 0; round < 5 && cn_proc_tracker_needs_sync(t); round++) {
+	for (int round = 0; round < 5 && cn_proc_tracker_sync_timeout(t) >= 0; round++) {
 		assert_true(cn_proc_tracker_sync(t, on_change, &c) >= 0);
 		drain(s, t);
 	}
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
 
 	proc_kids(&in_proc);
 	table_kids(t, &in_table);
@@ -385,7 +385,7 @@ static pid_t orphan_parent(void)
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 	orphan = make_orphan(&child);
 	apply_until_exit(s, t, child);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 0); /* repaired by no rescan */
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1); /* repaired by no rescan */
 	e = cn_proc_tracker_find(t, orphan);
 	assert_non_null(e);
 	assert_true(e->flags & CN_PROC_ENTRY_FORK); /* known from its fork, by child */
@@ -527,7 +527,7 @@ static void orphan_of_a_thread(unsigned flags)
 	apply_until_exit(s, t, tid);
 	assert_int_equal(host_reap(parent), 0);
 	orphan_parent_pid = 0;
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 0); /* repaired by no rescan */
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1); /* repaired by no rescan */
 	assert_int_equal(table_ppid(t, orphan), getpid());
 	assert_null(cn_proc_tracker_find(t, parent)); /* gone with its last thread */
 	cn_proc_tracker_free(t);

@@ -106,7 +106,7 @@ static void filtered_listen(void **state)
 	unsigned n;
 
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT | CN_PROC_FORK, 1000), 0);
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
+	assert_int_equal(cn_proc_filter_mode(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
 	n = fake_sent_count();
 	assert_true(n >= 2);
 	/* the probe: an 8-byte LISTEN of every type */
@@ -120,7 +120,7 @@ static void filtered_listen(void **state)
 	assert_int_equal(op, PROC_CN_MCAST_LISTEN);
 	assert_int_equal(type, CN_PROC_EXIT | CN_PROC_FORK);
 	/* probed once per process: a second query sends nothing */
-	assert_int_equal(cn_proc_kernel_filters(s, 1000), 1);
+	assert_int_equal(cn_proc_probe_filter(s, 1000), 1);
 	assert_int_equal(fake_sent_count(), n);
 
 	/* The kernel filters, so its per-CPU counter skips what this socket
@@ -182,7 +182,7 @@ static void event_before_filter_not_delivered(void **state)
 
 	after_ack = PROC_EVENT_EXEC;
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 1000), 0);
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
+	assert_int_equal(cn_proc_filter_mode(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
 	after_ack = 0;
 	event(PROC_EVENT_EXIT, 0, 10);
 	/* cn_proc_recv: the exec is skipped, the exit returned */
@@ -202,7 +202,7 @@ static void event_before_filter_not_handled(void **state)
 
 	after_ack = PROC_EVENT_EXEC;
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 1000), 0);
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
+	assert_int_equal(cn_proc_filter_mode(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
 	after_ack = 0;
 	event(PROC_EVENT_EXIT, 0, 10);
 	/* the exec and the exit (the ack was consumed: nothing kept) */
@@ -245,7 +245,7 @@ static void nonzero_exit_in_userspace(void **state)
 
 	/* with CN_PROC_EXIT as well, every exit */
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT | CN_PROC_NONZERO_EXIT, 1000), 0);
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
+	assert_int_equal(cn_proc_filter_mode(s), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
 	event_code(PROC_EVENT_EXIT, 0, 14, 0);
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.pid, 14);
@@ -261,12 +261,12 @@ static void unawaited_filtered_listen_undone(void **state)
 	uint32_t op, type;
 	uint16_t len;
 
-	assert_int_equal(cn_proc_kernel_filters(s, 1000), 1);
+	assert_int_equal(cn_proc_probe_filter(s, 1000), 1);
 	s2 = fake_open(0, 0);
 	assert_non_null(s2);
 	n = fake_sent_count();
 	assert_int_equal(cn_proc_listen(s2, CN_PROC_EXIT, 0), 0);
-	assert_int_equal(cn_proc_filter(s2), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
+	assert_int_equal(cn_proc_filter_mode(s2), CN_PROC_FILTER_USER | CN_PROC_FILTER_KERNEL);
 	assert_int_equal(fake_sent_count(), n + 2); /* LISTEN all, then the filtered one */
 	n = fake_sent_count();
 	assert_int_equal(cn_proc_ignore(s2), 0);

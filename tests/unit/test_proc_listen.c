@@ -32,14 +32,18 @@ static void listen_leaves_nothing_pending(void **state)
 {
 	struct cn_sock *s = fake_sock(state);
 	struct cn_proc_event ev;
+	uint64_t missed = 0;
 
+	assert_int_equal(cn_proc_missed(s, &missed), -EINVAL); /* not listening */
 	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
 	assert_int_equal(cn_pending(s), 0);
-	assert_int_equal(cn_proc_filter(s), 0);
+	assert_int_equal(cn_proc_filter_mode(s), 0);
 	event(NULL, 0, PROC_EVENT_FORK, 2, 100, 0); /* ack was seq 9; 10, 11 lost */
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), 0);
 	assert_int_equal(ev.pid, 100);
 	assert_int_equal(ev.lost_before, 2);
+	assert_true(cn_proc_missed(s, &missed) >= 0);
+	assert_int_equal(missed, 2);
 	assert_int_equal(cn_proc_recv(s, &ev, CN_RECV_DONTWAIT), -EAGAIN);
 
 	/* A second listen on the subscribed socket (a new mask) keeps what
@@ -65,7 +69,7 @@ static void listen_timeout_zero_does_not_wait(void **state)
 	assert_int_equal(ev.pid, 100);
 	/* A partial mask without a known probe result: libcn filters alone. */
 	assert_int_equal(cn_proc_listen(s, CN_PROC_EXIT, 0), 0);
-	assert_int_equal(cn_proc_filter(s), CN_PROC_FILTER_USER);
+	assert_int_equal(cn_proc_filter_mode(s), CN_PROC_FILTER_USER);
 }
 
 static void userspace_filter(void **state)
@@ -151,7 +155,7 @@ static void bad_args(void **state)
 	assert_int_equal(cn_proc_ignore(NULL), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
-	assert_int_equal(cn_proc_kernel_filters(NULL, 10), -EINVAL);
+	assert_int_equal(cn_proc_probe_filter(NULL, 10), -EINVAL);
 	assert_int_equal(errno, EINVAL);
 	errno = 0;
 	assert_int_equal(cn_proc_stats(NULL, &st), -EINVAL);

@@ -180,7 +180,7 @@ static void proc_recv_one_event_per_datagram(void **state)
 	assert_int_equal(ev.exit_signal, 17);
 	assert_int_equal(ev.parent_pid, 0);
 	assert_int_equal(ev.ruid, 0);
-	assert_int_equal(ev.comm[16], 0);
+	assert_int_equal(ev.comm[sizeof(ev.comm) - 1], 0);
 	assert_int_equal(ev.lost_before, 0);
 
 	assert_int_equal(cn_stats(s, &st1), 0);
@@ -292,6 +292,43 @@ static void batch_max_bounds_each_call(void **state)
 	assert_int_equal(ev[0].pid, 5);
 	assert_int_equal(cn_proc_recv_batch(s, ev, 2, CN_RECV_DONTWAIT), -EAGAIN);
 	assert_int_equal(pstats(s).events, 5);
+	assert_int_equal(pstats(s).lost, 0);
+}
+
+/* A reader woken for each event: once a read found the queue empty, the
+ * batch call reads one datagram (recvfrom, no empty second read inside a
+ * recvmmsg); when reads of one keep finding more, it reads many again. */
+static void batch_reads_one_datagram_while_the_queue_is_empty(void **state)
+{
+	struct cn_sock *s = fake_sock(state);
+	struct cn_proc_event ev[8];
+	unsigned mmsg0, from0;
+
+	assert_int_equal(cn_proc_listen(s, 0, 1000), 0);
+	event(NULL, 0, PROC_EVENT_FORK, 0, 1, 0);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	mmsg0 = fake_calls.recvmmsg;
+	from0 = fake_calls.recvfrom;
+	for (uint32_t pid = 2; pid <= 5; pid++) {
+		assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), -EAGAIN);
+		event(NULL, 0, PROC_EVENT_FORK, 0, pid, 0);
+		assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+		assert_int_equal(ev[0].pid, pid);
+	}
+	assert_int_equal(fake_calls.recvmmsg - mmsg0, 0);
+	assert_int_equal(fake_calls.recvfrom - from0, 8);
+	from0 = fake_calls.recvfrom;
+	/* Drained, then the queue fills: two reads of one find more each
+	 * time, the third takes many at once. */
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), -EAGAIN);
+	for (uint32_t pid = 10; pid < 20; pid++)
+		event(NULL, 0, PROC_EVENT_FORK, 0, pid, 0);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 1);
+	assert_int_equal(cn_proc_recv_batch(s, ev, 8, CN_RECV_DONTWAIT), 8);
+	assert_int_equal(ev[7].pid, 19);
+	assert_int_equal(fake_calls.recvfrom - from0, 3);
+	assert_int_equal(fake_calls.recvmmsg - mmsg0, 1);
 	assert_int_equal(pstats(s).lost, 0);
 }
 
@@ -453,6 +490,7 @@ int main(void)
 		T(proc_recv_other_datagrams),
 		T(batch_takes_events_with_their_loss),
 		T(batch_max_bounds_each_call),
+		T(batch_reads_one_datagram_while_the_queue_is_empty),
 		T(batch_skipped_gaps_go_to_the_next_event),
 		T(batch_other_datagrams),
 		T(batch_overrun_between_events),

@@ -174,9 +174,9 @@ static void test_initial_sync(void **state)
 	const struct cn_proc_entry *e;
 
 	(void)state;
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
 	assert_int_equal(cn_proc_tracker_stats(t, &st), 0);
 	assert_int_equal(st.entries, 3);
 	e = cn_proc_tracker_find(t, 100);
@@ -332,14 +332,14 @@ static void test_resync_after_loss(void **state)
 	ev = ev_simple(CN_PROC_UID, 1, 1, mono_ns() + 5000); /* after the sync */
 	ev.lost_before = 7;
 	cn_proc_tracker_event(t, &ev);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	rm_task(100);
 	fake_task(100, 100, 1, "vim", 90000);
 	fake_task(300, 300, 1, "cron", 80000);
 	assert_int_equal(cn_proc_tracker_sync(t, on_change, &c), 5);
 	assert_int_equal(c.appeared, 2); /* 300 and the new 100 */
 	assert_int_equal(c.vanished, 3); /* 101, 220 and the old 100 */
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
 	e = cn_proc_tracker_find(t, 100);
 	assert_non_null(e);
 	assert_string_equal(e->comm, "vim");
@@ -356,7 +356,7 @@ static void test_resync_after_loss(void **state)
 
 	/* -ENOBUFS without a trace: the caller says so. */
 	cn_proc_tracker_lost(t);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 	cn_proc_tracker_free(t);
 }
@@ -477,18 +477,18 @@ static void test_gap_of_a_synced_overrun_needs_no_rescan(void **state)
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 	before = mono_ns(); /* the first event after the gap, queued before the sync */
 	cn_proc_tracker_lost(t);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
 	ev = ev_simple(CN_PROC_UID, 1, 1, before);
 	ev.lost_before = 7389;
 	cn_proc_tracker_event(t, &ev);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 0);
+	assert_int_equal(cn_proc_tracker_sync_timeout(t), -1);
 	/* a gap whose event came after the sync: events may have been lost
 	 * after /proc was read */
 	ev = ev_simple(CN_PROC_UID, 1, 1, mono_ns() + 1);
 	ev.lost_before = 3;
 	cn_proc_tracker_event(t, &ev);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	cn_proc_tracker_free(t);
 }
 
@@ -787,7 +787,7 @@ static void test_sync_timeout(void **state)
 	/* A burst of 50 losses at one moment: due 100 ms later. */
 	for (int i = 0; i < 50; i++)
 		cn_proc_tracker_lost(t);
-	assert_int_equal(cn_proc_tracker_needs_sync(t), 1);
+	assert_true(cn_proc_tracker_sync_timeout(t) >= 0);
 	assert_int_equal(cn_proc_tracker_sync_timeout(t), 100);
 	fake_now_ns += 40 * MS;
 	assert_int_equal(cn_proc_tracker_sync_timeout(t), 60);

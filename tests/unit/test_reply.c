@@ -136,7 +136,7 @@ static void dm_data_reply(void **state)
 	struct dm_pkg pkg = { .seq = 4242, .data_size = sizeof(int64_t) };
 
 	dm_request(s, &in, 4242, DM_ULOG_IN_SYNC, &region, sizeof(region));
-	req_data = cn_dm_ulog_request(in.msg, &req);
+	req_data = cn_dm_ulog_decode(in.msg, &req);
 	assert_non_null(req_data);
 	assert_ptr_equal(req_data, in.msg->data + sizeof(req));
 	assert_memory_equal(req_data, &region, 8);
@@ -278,9 +278,9 @@ static void dm_refusals(void **state)
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, NULL, 4), -EINVAL);
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, "x", CONNECTOR_MAX_MSG_SIZE), -EMSGSIZE);
 	assert_int_equal(cn_dm_ulog_reply(NULL, &in, 0, NULL, 0), -EINVAL);
-	assert_null(cn_dm_ulog_request(NULL, &out));
+	assert_null(cn_dm_ulog_decode(NULL, &out));
 	assert_int_equal(errno, EINVAL);
-	assert_null(cn_dm_ulog_request(in.msg, NULL));
+	assert_null(cn_dm_ulog_decode(in.msg, NULL));
 	assert_int_equal(errno, EINVAL);
 
 	/* data_size that disagrees with len, a message too short, another id */
@@ -288,16 +288,16 @@ static void dm_refusals(void **state)
 	tfr.data_size = 9;
 	memcpy(raw, &tfr, sizeof(tfr));
 	cn_msg_init(&u, sizeof(u), CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, raw, sizeof(raw));
-	assert_null(cn_dm_ulog_request(&u.m, &out));
+	assert_null(cn_dm_ulog_decode(&u.m, &out));
 	assert_int_equal(errno, EBADMSG);
 	in.msg = &u.m;
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, NULL, 0), -EBADMSG);
 	cn_msg_init(&u, sizeof(u), CN_IDX_DM, CN_VAL_DM_USERSPACE_LOG, &tfr, sizeof(tfr) - 1);
-	assert_null(cn_dm_ulog_request(&u.m, &out));
+	assert_null(cn_dm_ulog_decode(&u.m, &out));
 	assert_int_equal(errno, EBADMSG);
 	tfr.data_size = 0;
 	cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, &tfr, sizeof(tfr));
-	assert_null(cn_dm_ulog_request(&u.m, &out));
+	assert_null(cn_dm_ulog_decode(&u.m, &out));
 	assert_int_equal(errno, ENOMSG);
 	assert_int_equal(cn_dm_ulog_reply(s, &in, 0, NULL, 0), -ENOMSG);
 	assert_int_equal(fake_sent_count(), 0);

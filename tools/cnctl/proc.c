@@ -761,7 +761,7 @@ int cnctl_proc(int argc, char **argv)
 		}
 		goto out;
 	}
-	filter = cn_proc_filter(st.s);
+	filter = cn_proc_filter_mode(st.s);
 	st.kernel_filter = filter > 0 && (filter & CN_PROC_FILTER_KERNEL);
 	/* Listening first, then the scan: a task started in between is in
 	 * both, and the events that follow are applied on top. */

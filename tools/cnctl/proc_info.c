@@ -432,9 +432,16 @@ static int prefetched(struct proc_state *st, const struct cn_proc_event *ev,
 		      struct proc_cmdline **cmd)
 {
 	struct proc_info_prefetch *pre = &st->info.pre;
-	ptrdiff_t i = pre->ev ? ev - pre->ev : -1;
+	uintptr_t at = (uintptr_t)ev, first = (uintptr_t)pre->ev;
+	size_t i;
 
-	if (i < 0 || i >= pre->n)
+	/* Compared as addresses: an ev outside the batch is another object,
+	 * which pointer subtraction may not be given (the exact division by
+	 * the event's size it compiles to makes garbage of the distance). */
+	if (!pre->ev || at < first || (at - first) % sizeof(*ev) != 0)
+		return 0;
+	i = (at - first) / sizeof(*ev);
+	if (i >= (size_t)pre->n)
 		return 0;
 	*cmd = pre->cmd[i];
 	pre->cmd[i] = NULL;

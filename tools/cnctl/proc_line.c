@@ -163,12 +163,9 @@ static size_t columns_before(const struct proc_opts *o)
 
 void proc_line_init(struct proc_state *st)
 {
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	st->line.realtime_offset_ns =
-	    ((int64_t)rt.tv_sec - mono.tv_sec) * 1000000000 + (rt.tv_nsec - mono.tv_nsec);
+	/* The clocks' offset, once: times stay in order across a step of
+	 * the wall clock. */
+	st->line.realtime_offset_ns = (int64_t)cn_proc_realtime_ns(0);
 	st->line.tm_secs = st->line.utc_secs = -1;
 }
 
