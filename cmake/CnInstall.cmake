@@ -11,12 +11,17 @@ if(cn_system_libdir EQUAL -1)
   set(CMAKE_INSTALL_RPATH "$ORIGIN/${cn_bin_to_lib}")
 endif()
 
-# In the build tree too, relative to the binary ($ORIGIN): an absolute path
-# to the build directory would be written into cnctl and, when installing,
-# blanked out in place, leaving its length in the installed binary's string
-# table, so that packages built in two directories differed
-# (tests/package/check-reproducible.sh, reprotest's build_path).
-set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+# A package build (a system libdir: its binaries carry no RUNPATH) links
+# the build tree's binaries relative to themselves ($ORIGIN): an absolute
+# path to the build directory would be written into cnctl and, when
+# installing, blanked out in place, leaving its length in the installed
+# binary's string table, so that packages built in two directories differed
+# (tests/package/check-reproducible.sh, reprotest's build_path). Other
+# builds keep the absolute path: a copy of their cnctl, or one given file
+# capabilities (ld.so ignores $ORIGIN then), still finds the library.
+if(NOT cn_system_libdir EQUAL -1)
+  set(CMAKE_BUILD_RPATH_USE_ORIGIN ON)
+endif()
 
 install(TARGETS cn EXPORT libcnTargets COMPONENT runtime
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT dev)

@@ -21,6 +21,7 @@ mkdir -p "$r"
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot "$r" &&
 	mount -t proc proc "$r/proc" &&
 	mount -t sysfs sys "$r/sys" &&
+	mount -t cgroup2 cgroup2 "$r/sys/fs/cgroup" &&
 	mount -t devtmpfs dev "$r/dev" &&
 	mount -t tmpfs tmp "$r/tmp" &&
 	mount -t tmpfs run "$r/run" &&
@@ -32,6 +33,12 @@ mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot 
 # devtmpfs has no pts or shm directory, nor the links udev makes (bash's
 # process substitution opens /dev/fd/N): made here (host tests open ptys).
 mkdir -p "$r/dev/pts" "$r/dev/shm"
+# What a booted machine has and host tests use: /run's directories of
+# systemd and its journal (cnctl's journal checks mount their own over
+# them), the loopback interface (node_exporter on 127.0.0.1) and, above,
+# the cgroup2 hierarchy (the journal checks put cnctl in a unit's cgroup).
+mkdir -p "$r/run/systemd" "$r/run/log"
+ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 ln -sf /proc/self/fd "$r/dev/fd"
 ln -sf /proc/self/fd/0 "$r/dev/stdin"
 ln -sf /proc/self/fd/1 "$r/dev/stdout"
