@@ -52,8 +52,10 @@ static struct cn_msg *record(uint32_t cpu, uint16_t type, uint32_t skip, int32_t
 	if (argv_total > argv_len)
 		r.flags = CNBUS_PROC_ARGV_CUT;
 	memcpy(buf, &r, sizeof(r));
-	memcpy(buf + sizeof(r), filename, flen);
-	memcpy(buf + sizeof(r) + flen, argv, argv_len);
+	if (flen) /* memcpy's pointers must be valid, even for 0 bytes */
+		memcpy(buf + sizeof(r), filename, flen);
+	if (argv_len)
+		memcpy(buf + sizeof(r) + flen, argv, argv_len);
 	kseq[cpu] += skip;
 	return fake_add_cn(fake_dgram(0), CNBUS_PROC_IDX, CNBUS_PROC_VAL, kseq[cpu]++, 0, buf,
 			   sizeof(r) + flen + argv_len);
