@@ -406,18 +406,20 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 		return -EBUSY;
 	a = s->async;
 	while (n < max) {
+		struct cn__rx_wait none = { 0 };
 		struct cn_message m;
 		uint32_t slot;
 		int64_t entry;
+		int err;
 		/* Replies handed out point into the slots: once one is, the
 		 * socket is not read again (held) until the next call. */
-		int r = cn__rx_next(s, &m, s->rx.nslots, CN_RECV_DONTWAIT, n > 0);
+		enum cn__found f = cn__wait_next(s, &m, s->rx.nslots, n > 0, &none, &err);
 
-		if (r == -EBADMSG || r == -EMSGSIZE)
+		if (f == CN__FOUND_MALFORMED)
 			continue; /* malformed data: counted in cn_stats, skipped */
-		if (r == 0)
+		if (f == CN__FOUND_NONE)
 			break; /* nothing left without a read */
-		if (r == -EAGAIN) {
+		if (f == CN__FOUND_EMPTY) {
 			/* Nothing queued (n is 0): what expired, or wait for the
 			 * socket, a deadline or the caller's timeout, whichever
 			 * comes first. */
@@ -435,8 +437,8 @@ int cn_async_complete(struct cn_sock *s, struct cn_completion *out, unsigned int
 				return cn_fail(errno);
 			continue;
 		}
-		if (r < 0)
-			return cn_fail(-r);
+		if (f != CN__FOUND_MESSAGE)
+			return cn_ret(err);
 		entry = match(a, m.msg, &slot);
 		if (entry < 0) {
 			cn__keep(s, &m);

@@ -94,7 +94,7 @@ void cn__backlog_note_err(struct cn_backlog *b, int err)
 		b->err = err;
 }
 
-int cn__backlog_take(struct cn_backlog *b, struct cn_message *out)
+int cn__backlog_next(struct cn_backlog *b, struct cn_message *out)
 {
 	int r;
 
@@ -109,7 +109,7 @@ int cn__backlog_take(struct cn_backlog *b, struct cn_message *out)
 	return r;
 }
 
-void cn__backlog_put_back(struct cn_backlog *b, int r)
+void cn__backlog_put_off(struct cn_backlog *b, int r)
 {
 	if (r == -ENOBUFS)
 		b->lost = 1;

@@ -69,7 +69,7 @@ int cn_bus_proc_decode(const struct cn_msg *msg, struct cn_bus_proc_event *ev)
 
 int cn_bus_proc_listen(struct cn_sock *s)
 {
-	struct cn_proc_track *t;
+	struct cn_proc_state *t;
 	int r;
 
 	if (!s)
@@ -89,7 +89,7 @@ int cn_bus_proc_listen(struct cn_sock *s)
  * message to skip (another id, a record type unknown here; its gap is
  * still counted into *lost), -errno for a record that does not parse.
  */
-static int bus_proc_handle(struct cn_proc_track *t, const struct cn_msg *msg,
+static int bus_proc_handle(struct cn_proc_state *t, const struct cn_msg *msg,
 			   struct cn_bus_proc_event *ev, uint32_t *lost)
 {
 	uint32_t gap = 0, cpu;
@@ -116,7 +116,7 @@ int cn_bus_proc_recv_batch(struct cn_sock *s, struct cn_bus_proc_event *ev, unsi
 			   unsigned int flags)
 {
 	struct cn_message m[BUS_PROC_BATCH];
-	struct cn_proc_track *t;
+	struct cn_proc_state *t;
 	uint32_t lost;
 	int n = 0, r = 0;
 

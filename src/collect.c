@@ -18,7 +18,7 @@ struct genealogy {
 	void *arg;
 };
 
-static int take_genealogy(void *arg, const struct cn_message *m)
+static int answer_genealogy(void *arg, const struct cn_message *m)
 {
 	struct genealogy *g = arg;
 	struct cn_answer a;
@@ -57,7 +57,7 @@ int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 {
 	struct cn__w1_req w1;
 	struct genealogy g = { s, req, fn, arg };
-	struct cn__waiter w = { take_genealogy, NULL, &g };
+	struct cn__waiter w = { answer_genealogy, NULL, &g };
 	int r;
 
 	if (!s || !req || (flags & ~REQUEST_FLAGS))
@@ -89,7 +89,7 @@ int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 	w1.s = s;
 	w1.fn = fn;
 	w1.arg = arg;
-	w = (struct cn__waiter){ cn__w1_take, cn__w1_idle, &w1 };
+	w = (struct cn__waiter){ cn__w1_answer, cn__w1_drained, &w1 };
 	r = cn__request_wait(s, req, flags, timeout_ms, &w, 0);
 	if (r == 0)
 		r = w1.err;

@@ -33,8 +33,9 @@ struct cn_async;
 #define CN_DEFAULT_BATCH   32u
 #define CN_DEFAULT_BACKLOG (256u * 1024u)
 
-/* The receive funnel (recv.c): datagrams read by the last receive system
- * call into slots of CN_SLOT_SIZE bytes, walked from `next` on. */
+/* The receive path (rx.h, recv.c): datagrams read by the last receive
+ * system call into slots of CN_SLOT_SIZE bytes (slot i: iov[i]), walked
+ * from `next` on. */
 struct cn_rx {
 	uint8_t *slots;
 	uint32_t nslots;
@@ -46,8 +47,10 @@ struct cn_rx {
 	 * came through, taken from its cmsg when it was read. */
 	uint8_t *ctrl;
 	uint32_t *groups;
-	int pktinfo;	  /* NETLINK_PKTINFO is on */
-	int deferred_err; /* error seen after messages were returned; reported next */
+	int pktinfo; /* NETLINK_PKTINFO is on */
+	/* An error met while the caller held messages (see cn__rx_next): put
+	 * off, returned by the next call, which clears it. */
+	int put_off;
 	/* Aligned copies of the unaligned records of w1 bundles read by the
 	 * last receive call (recv.c, align_record); NULL until the first. */
 	uint8_t *bounce;
@@ -68,7 +71,7 @@ struct cn_backlog {
 	int err;  /* a kernel error met while keeping: reported once drained */
 };
 
-struct cn_proc_track;
+struct cn_proc_state;
 
 struct cn_sock {
 	struct nl_sock *nl; /* libnl socket: setup, membership, buffer sizes */
@@ -89,16 +92,6 @@ struct cn_sock {
 
 	struct cn_rx rx;
 
-	/* The acked send waiting for its NLMSG_ERROR (CN_SEND_ACK): armed
-	 * while it waits; the walk (recv.c) takes the answer echoing seq and
-	 * our port, sets done and err (0 or -errno) and disarms it. */
-	struct {
-		uint32_t seq;
-		int armed;
-		int done;
-		int err;
-	} ack;
-
 	struct cn_backlog backlog;
 	cn_handler_fn handler;
 	void *handler_arg;
@@ -116,7 +109,7 @@ struct cn_sock {
 	int in_answer;
 
 	/* Layers above the socket, NULL until first used; cn_close frees them. */
-	struct cn_proc_track *proc; /* proc connector tracking (proc_seq.c) */
+	struct cn_proc_state *proc; /* proc connector tracking (proc_seq.c) */
 	struct cn_async *async;	    /* requests in flight (async.c) */
 };
 
@@ -160,45 +153,25 @@ int cn__rx_init(struct cn_sock *s, uint32_t nslots);
 void cn__rx_free(struct cn_sock *s);
 int cn__rx_pktinfo(struct cn_sock *s, int on);
 /*
- * recv.c: the receive funnel (docs/DESIGN.md, "The path of a message").
- * cn__rx_read (rx.h) makes every receive system call; every receive call
- * takes its messages from the datagrams it read, through cn__rx_next or
- * cn__recv_next, or, for a simple datagram, cn__rx_simple and cn__rx_took
- * (rx.h). A message points into
- * the slots (or, from cn__recv_next, into the backlog): valid until the
- * next read.
+ * The receive path (docs/DESIGN.md, "The path of a message"): every
+ * receive call and every wait takes its messages from cn__rx_next (rx.h).
+ * A message points into the slots (or, for a receive call, into the
+ * backlog): valid until the next read.
  */
-/* The next message of the datagrams read into *out, reading up to `want`
- * more (cn__rx_read) when all are walked; an error put off by an earlier
- * call comes first. 1, or -errno (-EAGAIN: nothing to read without
- * waiting). With held nonzero (the caller has messages in hand that point
- * into the slots) it neither reads nor returns an error: 0 when nothing is
- * left without a read, and an error met is put off to the next call. */
-int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
-		int held);
-/* cn__rx_next after the messages cn_request kept (the backlog) and the
- * loss and error to report after them, each once: what a receive call
- * returns. */
-int cn__recv_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
-		  int held);
+/* What a wait (message.c, async.c) gives cn__rx_next: the acked send it
+ * waits for, if any (armed: its nlmsg_seq is seq), and where the walk
+ * puts that send's answer when it finds it (CN__RX_ANSWER). */
+struct cn__rx_wait {
+	uint32_t seq;
+	int armed;
+	int answer_err; /* the answer's error: 0 or -errno */
+};
+/* cn__rx_next's return for the answer to the acked send a wait waits for. */
+#define CN__RX_ANSWER 2
 /* recv.c: how many messages (and errors to report) a receive call would
- * return from the datagrams already read, without reading the socket:
- * those poll cannot see (cn_pending). */
-size_t cn__rx_unread(const struct cn_sock *s);
-/* Datagrams read and not yet fully walked? */
-static inline int cn__rx_pending(const struct cn_sock *s)
-{
-	return s->rx.next < s->rx.count;
-}
-/* The error put off by a call that had already returned messages (0: none);
- * clears it. */
-static inline int cn__take_deferred(struct cn_sock *s)
-{
-	int r = s->rx.deferred_err;
-
-	s->rx.deferred_err = 0;
-	return r;
-}
+ * return from the datagrams already read and an error put off, without
+ * reading the socket: what poll cannot see (cn_pending). */
+size_t cn__rx_count_left(const struct cn_sock *s);
 /* A message that is not an awaited reply: to the handler, or kept. */
 void cn__keep(struct cn_sock *s, const struct cn_message *m);
 
@@ -217,46 +190,61 @@ void cn__backlog_note_lost(struct cn_backlog *b);
 /* A kernel error met while keeping, reported after the kept entries (the
  * first one only). */
 void cn__backlog_note_err(struct cn_backlog *b, int err);
-/* What cn_recv returns first: 1 with the oldest entry in *out, then the loss
- * (-ENOBUFS), then the error, each once; 0 when nothing is left. */
-int cn__backlog_take(struct cn_backlog *b, struct cn_message *out);
-/* Undo the report of a negative cn__backlog_take that could not be returned
- * yet: the next take returns it again. */
-void cn__backlog_put_back(struct cn_backlog *b, int r);
+/* What a receive call returns first: 1 with the oldest entry in *out, then
+ * the loss (-ENOBUFS), then the error, each once; 0 when nothing is left. */
+int cn__backlog_next(struct cn_backlog *b, struct cn_message *out);
+/* Put off a report cn__backlog_next returned that could not be returned
+ * yet (the caller holds messages): the next cn__backlog_next returns it. */
+void cn__backlog_put_off(struct cn_backlog *b, int r);
 /* Keep only the entries for which keep(m, arg) returns nonzero, in order;
  * keep sees each entry once, oldest first. */
 void cn__backlog_filter(struct cn_backlog *b, int (*keep)(const struct cn_message *m, void *arg),
 			void *arg);
 /* Nothing kept and nothing to report? */
-static inline int cn__backlog_idle(const struct cn_backlog *b)
+static inline int cn__backlog_empty(const struct cn_backlog *b)
 {
 	return !b->count && !b->lost && !b->err;
 }
 
-/* What cn__backlog_take still has to return: each kept entry, then the
+/* What cn__backlog_next still has to return: each kept entry, then the
  * loss and the error, one report each (cn_pending). */
-static inline size_t cn__backlog_pending(const struct cn_backlog *b)
+static inline size_t cn__backlog_count(const struct cn_backlog *b)
 {
 	return b->count + (b->lost != 0) + (b->err != 0);
 }
 
 /* message.c: what a request waits for (cn_request's reply, the answers
- * cn_request_all collects). take says what a message is to it: not an
- * answer (kept for cn_recv), an answer (taken: wait on), the last answer
- * (the wait ends); idle, when not NULL, is asked whenever nothing more is
+ * cn_request_all collects). answer says what a message is to it: not an
+ * answer (kept for cn_recv), an answer (wait on), the last answer (the
+ * wait ends); drained, when not NULL, is asked whenever nothing more is
  * queued and ends the wait by returning nonzero. */
 enum { CN__NOT_ANSWER = 0, CN__ANSWER = 1, CN__LAST_ANSWER = 2 };
 struct cn__waiter {
-	int (*take)(void *arg, const struct cn_message *m);
-	int (*idle)(void *arg);
+	int (*answer)(void *arg, const struct cn_message *m);
+	int (*drained)(void *arg);
 	void *arg;
 };
 /* Send req (cn_send's flags, CN_REQUEST_OVERRUN_WAIT) and wait for what w
- * takes, keeping the rest; messages of temp_group (not 0: a group joined
+ * answers, keeping the rest; messages of temp_group (not 0: a group joined
  * for this request only) are not kept. 0 when w ended the wait, or -errno
  * (-ETIMEDOUT; a refusal answered to CN_SEND_ACK; the send's). */
 int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, int timeout_ms,
 		     const struct cn__waiter *w, uint32_t temp_group);
+/* What one step of a wait found: the one triage of cn__rx_next's returns
+ * for the waits (message.c, cn_async_complete). */
+enum cn__found {
+	CN__FOUND_MESSAGE,   /* a message, in *m */
+	CN__FOUND_ANSWER,    /* the answer to w's acked send: w->answer_err */
+	CN__FOUND_NONE,	     /* nothing left without a read (held) */
+	CN__FOUND_EMPTY,     /* nothing queued (-EAGAIN) */
+	CN__FOUND_MALFORMED, /* -EBADMSG, -EMSGSIZE: counted in cn_stats, dropped */
+	CN__FOUND_LOSS,	     /* -ENOBUFS: an overrun, counted */
+	CN__FOUND_ERROR,     /* any other error, in *err */
+};
+/* message.c: the next step of a wait, without waiting: cn__rx_next for w
+ * (want and held as its), triaged; *err the error found (0: none). */
+enum cn__found cn__wait_next(struct cn_sock *s, struct cn_message *m, uint32_t want, int held,
+			     struct cn__rx_wait *w, int *err);
 
 /* w1.c: a w1 request's answers (CN_REPLY_W1), for cn_request_all. */
 struct cn__w1_part;
@@ -291,9 +279,10 @@ static inline int cn__busy(const struct cn_sock *s)
  * -EINVAL (not a w1 request), -ENOMEM. cn__w1_free frees what it took. */
 int cn__w1_prepare(struct cn__w1_req *w, const struct cn_msg *req);
 void cn__w1_free(struct cn__w1_req *w);
-/* struct cn__waiter's take and idle for a w1 request (arg: its cn__w1_req). */
-int cn__w1_take(void *arg, const struct cn_message *m);
-int cn__w1_idle(void *arg);
+/* struct cn__waiter's answer and drained for a w1 request (arg: its
+ * cn__w1_req). */
+int cn__w1_answer(void *arg, const struct cn_message *m);
+int cn__w1_drained(void *arg);
 
 /* async.c */
 void cn__async_free(struct cn_sock *s);

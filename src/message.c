@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "rx.h"
 
 struct cn_msg *cn_msg_init(void *buf, size_t bufsize, uint32_t idx, uint32_t val, const void *data,
 			   size_t len)
@@ -94,12 +95,10 @@ static int send_parts(struct cn_sock *s, const struct cn_msg *m, const void *dat
 /* cn_sendto once the arguments are checked: genealogy, then the datagram.
  * cn_request calls this directly: the exported cn_sendto is reached
  * through the PLT and checks again. With CN_SEND_ACK the datagram asks for
- * the kernel's NLMSG_ERROR answer (NLM_F_ACK) and the socket is armed to
- * take it (see take_ack in recv.c); nlmsg_seq is msg->seq, as always. */
+ * the kernel's NLMSG_ERROR answer (NLM_F_ACK), which the caller's wait
+ * looks for (struct cn__rx_wait); nlmsg_seq is msg->seq, as always. */
 static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
 {
-	int r;
-
 	if (msg->len > cn__max_len(s, port))
 		return cn_fail(EMSGSIZE);
 	if (msg->id.idx == CN_IDX_PROC && msg->id.val == CN_VAL_PROC)
@@ -108,86 +107,106 @@ static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsign
 		msg->seq = s->next_seq++;
 	if (!(flags & CN_SEND_KEEP_ACK))
 		msg->ack = cn__random_u32(s);
-	if (!(flags & CN_SEND_ACK))
-		return send_parts(s, msg, msg->data, msg->len, port, 0);
-	s->ack.seq = msg->seq;
-	s->ack.armed = 1;
-	s->ack.done = 0;
-	s->ack.err = 0;
-	r = send_parts(s, msg, msg->data, msg->len, port, NLM_F_REQUEST | NLM_F_ACK);
-	if (r < 0)
-		s->ack.armed = 0;
-	return r;
+	return send_parts(s, msg, msg->data, msg->len, port,
+			  (flags & CN_SEND_ACK) ? NLM_F_REQUEST | NLM_F_ACK : 0);
+}
+
+enum cn__found cn__wait_next(struct cn_sock *s, struct cn_message *m, uint32_t want, int held,
+			     struct cn__rx_wait *w, int *err)
+{
+	int r = cn__rx_next(s, m, want, CN_RECV_DONTWAIT, held, w);
+
+	*err = r < 0 ? r : 0;
+	if (r == 1)
+		return CN__FOUND_MESSAGE;
+	if (r == CN__RX_ANSWER)
+		return CN__FOUND_ANSWER;
+	if (r == 0)
+		return CN__FOUND_NONE;
+	if (r == -EAGAIN)
+		return CN__FOUND_EMPTY;
+	if (r == -EBADMSG || r == -EMSGSIZE)
+		return CN__FOUND_MALFORMED;
+	if (r == -ENOBUFS)
+		return CN__FOUND_LOSS;
+	return CN__FOUND_ERROR;
+}
+
+/* What a wait found that is not what it waits for, put aside for the
+ * receive calls: a message kept (or to the handler), unless it came
+ * through drop_group (not 0: a membership cn_request took for itself); a
+ * loss or an error reported after the kept messages. Malformed data was
+ * counted and is dropped; nothing else is left to put aside. */
+static void put_aside(struct cn_sock *s, enum cn__found f, const struct cn_message *m, int err,
+		      uint32_t drop_group)
+{
+	if (f == CN__FOUND_MESSAGE && (!drop_group || m->group != drop_group))
+		cn__keep(s, m);
+	else if (f == CN__FOUND_LOSS)
+		cn__backlog_note_lost(&s->backlog);
+	else if (f == CN__FOUND_ERROR)
+		cn__backlog_note_err(&s->backlog, err);
 }
 
 /* Messages already read but not returned must survive: the slots are about
- * to be reused by a call that reads until its answer. They are kept (or go
- * to the handler), an overrun or kernel error among them is reported after
- * them by cn_recv. Messages of drop_group (not 0) are dropped: they came
- * through a membership cn_request took for itself. */
-static void keep_pending(struct cn_sock *s, uint32_t drop_group)
+ * to be reused by a call that reads until its answer. What is left of the
+ * datagrams read is put aside (put_aside, with drop_group). */
+static void keep_left(struct cn_sock *s, uint32_t drop_group)
 {
+	struct cn__rx_wait none = { 0 };
 	struct cn_message m;
 
-	while (cn__rx_pending(s)) {
-		int r = cn__rx_next(s, &m, 1, CN_RECV_DONTWAIT, 0);
+	while (cn__rx_left(&s->rx)) {
+		int err;
+		enum cn__found f = cn__wait_next(s, &m, 1, 0, &none, &err);
 
-		if (r > 0) {
-			if (!drop_group || m.group != drop_group)
-				cn__keep(s, &m);
-		} else if (r == -ENOBUFS)
-			cn__backlog_note_lost(&s->backlog);
-		else if (r == -EAGAIN)
+		if (f == CN__FOUND_EMPTY)
 			break;
-		else if (r != -EBADMSG && r != -EMSGSIZE)
-			cn__backlog_note_err(&s->backlog, r);
+		put_aside(s, f, &m, err, drop_group);
 	}
 }
 
 /*
- * After an acked send: read what is queued, without waiting, until the
- * answer is taken. Kernel netlink input runs in the sender's system call,
+ * After an acked send: read what is queued, without waiting, until w's
+ * answer is found. Kernel netlink input runs in the sender's system call,
  * so the answer, if the receiver sends one, is queued before send returns:
  * an empty queue without it means the receiver does not answer NLM_F_ACK
- * (the built-in connector). Messages read meanwhile are kept as during
- * cn_request. Returns the answer's error (0: success), 1 when no answer
- * came, or -ENOBUFS when the socket overran before it was read (it may
- * have been lost).
+ * (the built-in connector). Messages read meanwhile are put aside as
+ * during cn_request. Returns the answer's error (0: success), 1 when no
+ * answer came, or -ENOBUFS when the socket overran before it was read (it
+ * may have been lost).
  */
-static int await_ack(struct cn_sock *s)
+static int await_ack(struct cn_sock *s, struct cn__rx_wait *w)
 {
 	struct cn_message m;
 
 	for (;;) {
-		int r = cn__rx_next(s, &m, 1, CN_RECV_DONTWAIT, 0);
+		int err;
+		enum cn__found f = cn__wait_next(s, &m, 1, 0, w, &err);
 
-		if (r > 0)
-			cn__keep(s, &m);
-		else if (r == -ENOBUFS && !s->ack.done) {
-			s->ack.armed = 0;
-			return r;
-		} else if (r == -ENOBUFS)
-			cn__backlog_note_lost(&s->backlog);
-		else if (r == -EAGAIN && !s->ack.done) {
-			s->ack.armed = 0;
+		if (f == CN__FOUND_ANSWER)
+			return w->answer_err;
+		if (f == CN__FOUND_LOSS)
+			return -ENOBUFS;
+		if (f == CN__FOUND_EMPTY)
 			return 1;
-		} else if (r < 0 && r != -EAGAIN && r != -EBADMSG && r != -EMSGSIZE)
-			cn__backlog_note_err(&s->backlog, r);
-		if (s->ack.done)
-			return s->ack.err;
+		put_aside(s, f, &m, err, 0);
 	}
 }
 
 /* cn_send/cn_sendto with CN_SEND_ACK. */
 static int send_acked(struct cn_sock *s, struct cn_msg *msg, unsigned int flags)
 {
+	struct cn__rx_wait w = { 0 };
 	int r;
 
-	keep_pending(s, 0);
+	keep_left(s, 0);
 	r = send_msg(s, msg, 0, flags);
 	if (r < 0)
 		return r;
-	return cn_ret(await_ack(s));
+	w.seq = msg->seq;
+	w.armed = 1;
+	return cn_ret(await_ack(s, &w));
 }
 
 int cn_sendto(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsigned int flags)
@@ -244,7 +263,7 @@ struct one_reply {
 	struct cn_message *reply;
 };
 
-static int take_one_reply(void *arg, const struct cn_message *m)
+static int answer_one_reply(void *arg, const struct cn_message *m)
 {
 	struct one_reply *o = arg;
 
@@ -257,14 +276,14 @@ static int take_one_reply(void *arg, const struct cn_message *m)
 int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, int timeout_ms,
 		     const struct cn__waiter *w, uint32_t temp_group)
 {
+	struct cn__rx_wait aw = { 0 };
 	struct cn_message m;
 	int64_t deadline = -1; /* set at the first wait: the kernel's own
 				  connector users usually answer before send
 				  returns, and reading the clock is not free */
 	int r;
 
-	keep_pending(s, 0);
-	s->ack.done = 0; /* an earlier acked send's answer is not this one's */
+	keep_left(s, 0);
 	r = send_msg(s, req, 0, flags & SEND_FLAGS);
 	/* The kernel's connector users answer inside the send system call
 	 * (docs/DESIGN.md, "The proc connector"): the answer is queued now, so
@@ -274,55 +293,46 @@ int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, 
 		(void)cn_leave(s, temp_group);
 	if (r < 0)
 		return r;
+	aw.seq = req->seq;
+	aw.armed = (flags & CN_SEND_ACK) != 0;
 
 	for (;;) {
-		int wait = 0;
+		int wait = 0, err;
+		enum cn__found f = cn__wait_next(s, &m, 1, 0, &aw, &err);
 
-		r = cn__rx_next(s, &m, 1, CN_RECV_DONTWAIT, 0);
-		/* A refusal of the request (CN_SEND_ACK) ends the wait; a
-		 * success answer (0) does not: the reply is still to come.
-		 * A message read in the same walk is kept first. */
-		if (s->ack.done && s->ack.err < 0) {
-			s->ack.done = 0;
-			if (r > 0 && (!temp_group || m.group != temp_group))
-				cn__keep(s, &m);
-			else if (r == -ENOBUFS)
-				cn__backlog_note_lost(&s->backlog);
-			else if (r != -EAGAIN && r != -EBADMSG && r != -EMSGSIZE)
-				cn__backlog_note_err(&s->backlog, r);
-			return cn_ret(s->ack.err);
-		}
-		if (r > 0) {
-			int t = w->take(w->arg, &m);
-
-			if (t == CN__LAST_ANSWER) {
-				/* Its success answer, if still to come, is
-				 * skipped like any other. */
-				s->ack.armed = 0;
-				return 0;
-			}
-			if (t == CN__NOT_ANSWER && (!temp_group || m.group != temp_group))
-				cn__keep(s, &m);
+		if (f == CN__FOUND_ANSWER) {
+			/* A refusal of the request (CN_SEND_ACK) ends the wait;
+			 * a success answer does not: the reply is still to
+			 * come, and a second answer is no longer looked for. */
+			if (aw.answer_err < 0)
+				return cn_ret(aw.answer_err);
+			aw.armed = 0;
 			continue;
 		}
-		if (r == -EBADMSG || r == -EMSGSIZE)
+		if (f == CN__FOUND_MESSAGE) {
+			int t = w->answer(w->arg, &m);
+
+			if (t == CN__LAST_ANSWER)
+				return 0; /* its success answer, if still to
+					     come, is skipped like any other */
+			if (t == CN__NOT_ANSWER)
+				put_aside(s, f, &m, 0, temp_group);
+			continue;
+		}
+		if (f == CN__FOUND_MALFORMED)
 			continue; /* counted in the stats; not our reply */
-		if (r == -ENOBUFS && (flags & CN_REQUEST_OVERRUN_WAIT)) {
+		if (f == CN__FOUND_LOSS && (flags & CN_REQUEST_OVERRUN_WAIT)) {
 			/* Counted in cn_stats.overruns (and cn_proc_stats);
 			 * what was lost is reported by cn_recv after the kept
 			 * messages. The reply itself may be lost: the timeout
 			 * ends the wait then. */
-			cn__backlog_note_lost(&s->backlog);
+			put_aside(s, f, &m, err, 0);
 			continue;
 		}
-		if (r != -EAGAIN) {
-			s->ack.armed = 0;
-			return cn_ret(r);
-		}
-		if (w->idle && w->idle(w->arg)) {
-			s->ack.armed = 0;
+		if (f != CN__FOUND_EMPTY)
+			return cn_ret(err);
+		if (w->drained && w->drained(w->arg))
 			return 0;
-		}
 
 		if (timeout_ms >= 0) {
 			int64_t left;
@@ -331,10 +341,8 @@ int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, 
 				deadline = cn__now_ms() + timeout_ms;
 			left = deadline - cn__now_ms();
 
-			if (left <= 0) {
-				s->ack.armed = 0;
+			if (left <= 0)
 				return cn_fail(ETIMEDOUT);
-			}
 			wait = left > 0x7fffffff ? 0x7fffffff : (int)left;
 		} else {
 			wait = -1;
@@ -342,10 +350,8 @@ int cn__request_wait(struct cn_sock *s, struct cn_msg *req, unsigned int flags, 
 		struct pollfd p = { .fd = s->fd, .events = POLLIN };
 
 		r = poll(&p, 1, wait);
-		if (r < 0 || r == 0) {
-			s->ack.armed = 0;
+		if (r < 0 || r == 0)
 			return r < 0 ? cn_fail(errno) : cn_fail(ETIMEDOUT);
-		}
 	}
 }
 
@@ -375,7 +381,7 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 		temp_group = CN_IDX_PROC;
 	}
 	struct one_reply o = { req, policy, reply };
-	struct cn__waiter w = { take_one_reply, NULL, &o };
+	struct cn__waiter w = { answer_one_reply, NULL, &o };
 
 	r = cn__request_wait(s, req, flags, timeout_ms, &w, temp_group);
 	if (temp_group) {
@@ -383,7 +389,7 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 
 		/* What was read with the reply: the caller's messages kept,
 		 * the group's dropped (the reply stays where it was read). */
-		keep_pending(s, temp_group);
+		keep_left(s, temp_group);
 		errno = saved;
 	}
 	return r;

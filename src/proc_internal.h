@@ -41,7 +41,7 @@ struct cn_proc_cpu {
 
 /* A socket's proc connector state (s->proc, allocated on first use by
  * cn__proc_state; proc_seq.c). */
-struct cn_proc_track {
+struct cn_proc_state {
 	uint32_t ncpu;	 /* entries in cpu[], 0 until cn_proc_listen */
 	uint32_t ntrack; /* CPUs tracked: ncpu, or 0 when the kernel filters */
 	struct cn_proc_cpu *cpu;
@@ -66,11 +66,11 @@ struct cn_proc_track {
 };
 
 /* proc_missed.c: start cn_proc_missed's count (a fresh subscription). */
-void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_track *t);
+void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_state *t);
 
 /* proc_seq.c: the socket's proc state, allocated on its first use (every
  * type wanted, nothing tracked); NULL with errno ENOMEM. */
-struct cn_proc_track *cn__proc_state(struct cn_sock *s);
+struct cn_proc_state *cn__proc_state(struct cn_sock *s);
 
 /* The event types proper, without the NONZERO_EXIT qualifier. */
 #define PROC_TYPES (CN_PROC_ALL & ~(uint32_t)CN_PROC_NONZERO_EXIT)
@@ -216,7 +216,7 @@ static inline int cn__proc_passes(uint32_t want, const struct cn_proc_event *ev)
 }
 
 /* The way out of cn__proc_track: a gap, or the CPU's first event. */
-static inline uint32_t cn__proc_track_gap(struct cn_proc_track *t, struct cn_proc_cpu *c,
+static inline uint32_t cn__proc_track_gap(struct cn_proc_state *t, struct cn_proc_cpu *c,
 					  uint32_t seq)
 {
 	uint32_t gap = seq - (uint32_t)c->next_seq;
@@ -234,7 +234,7 @@ static inline uint32_t cn__proc_track_gap(struct cn_proc_track *t, struct cn_pro
 
 /* Count the events a CPU's counter skipped before the event (cpu, seq)
  * into *lost_before (0 when none, or when not tracking). */
-CN_INLINE void cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t seq,
+CN_INLINE void cn__proc_track(struct cn_proc_state *t, uint32_t cpu, uint32_t seq,
 			      uint32_t *lost_before)
 {
 	struct cn_proc_cpu *c;
@@ -254,7 +254,7 @@ CN_INLINE void cn__proc_track(struct cn_proc_track *t, uint32_t cpu, uint32_t se
 /* Decode and track a proc message; 1: an event for the caller, 0: an ack
  * (ours or other listeners', control traffic) or not of a wanted type.
  * Every message is tracked, wanted or not: its seq is the kernel's. */
-CN_INLINE int cn__proc_handle_event(struct cn_proc_track *t, const struct cn_msg *msg,
+CN_INLINE int cn__proc_handle_event(struct cn_proc_state *t, const struct cn_msg *msg,
 				    struct cn_proc_event *ev)
 {
 	cn__proc_track(t, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
@@ -264,7 +264,7 @@ CN_INLINE int cn__proc_handle_event(struct cn_proc_track *t, const struct cn_msg
 
 /* proc_seq.c: start tracking afresh; `mask` as cn_proc_listen's (0: every
  * type), kernel_filter 1 when the kernel filters this socket. 0 or -ENOMEM. */
-int cn__proc_track_reset(struct cn_proc_track *t, uint32_t mask, int kernel_filter);
+int cn__proc_track_reset(struct cn_proc_state *t, uint32_t mask, int kernel_filter);
 
 /* proc_ops.c: send a mcast op (4 bytes) or a struct proc_input (8 bytes);
  * wait up to timeout_ms for its ack (0: do not wait). 0, the ack's error
@@ -279,6 +279,6 @@ int cn__proc_listen_all(struct cn_sock *s, int proc_input, int timeout_ms);
  * was awaited on a socket not subscribed yet (cn_proc_listen, the probe),
  * so that none waits where poll cannot see it; tracked CPUs' expected seqs
  * move past them. */
-void cn__proc_drop_kept(struct cn_sock *s, struct cn_proc_track *t);
+void cn__proc_drop_kept(struct cn_sock *s, struct cn_proc_state *t);
 
 #endif /* LIBCN_PROC_INTERNAL_H */

@@ -9,7 +9,7 @@
 
 int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 {
-	struct cn_proc_track *t;
+	struct cn_proc_state *t;
 	int partial, kf = 0, fresh, r;
 
 	if (!s || (mask & ~(uint32_t)CN_PROC_ALL))
@@ -85,7 +85,7 @@ static int kernel_keeps_socket_state(struct cn_sock *s)
 int cn_proc_ignore(struct cn_sock *s)
 {
 	uint32_t op = PROC_CN_MCAST_IGNORE;
-	struct cn_proc_track *t;
+	struct cn_proc_state *t;
 	int r;
 
 	if (!s)

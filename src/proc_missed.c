@@ -5,7 +5,7 @@
  * do not (docs/DESIGN.md, "Loss"). */
 #include "proc_internal.h"
 
-void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_track *t)
+void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_state *t)
 {
 	uint64_t drops = 0;
 
@@ -18,7 +18,7 @@ void cn__proc_missed_start(struct cn_sock *s, struct cn_proc_track *t)
 
 int cn_proc_missed(const struct cn_sock *s, uint64_t *missed)
 {
-	const struct cn_proc_track *t;
+	const struct cn_proc_state *t;
 	uint64_t drops = 0, socket, gaps;
 	int known;
 

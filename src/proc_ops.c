@@ -12,7 +12,7 @@ int cn__proc_op(struct cn_sock *s, const void *payload, size_t len, int timeout_
 		uint8_t b[CN_MSG_SIZE(sizeof(struct cn_proc_input))];
 	} u;
 	struct cn_msg *req = cn_msg_init(&u, sizeof(u), CN_IDX_PROC, CN_VAL_PROC, payload, len);
-	struct cn_proc_track *t = cn__proc_state(s);
+	struct cn_proc_state *t = cn__proc_state(s);
 	struct cn_message reply;
 	struct cn_proc_event ack;
 	uint32_t op;
@@ -63,7 +63,7 @@ int cn__proc_listen_all(struct cn_sock *s, int proc_input, int timeout_ms)
  * poll cannot see it and the first live event shows no false gap. */
 static int drop_proc(const struct cn_message *m, void *arg)
 {
-	struct cn_proc_track *t = arg;
+	struct cn_proc_state *t = arg;
 	struct cn_proc_event ev;
 
 	if (cn_proc_decode(m->msg, &ev) < 0)
@@ -73,7 +73,7 @@ static int drop_proc(const struct cn_message *m, void *arg)
 	return 0;
 }
 
-void cn__proc_drop_kept(struct cn_sock *s, struct cn_proc_track *t)
+void cn__proc_drop_kept(struct cn_sock *s, struct cn_proc_state *t)
 {
 	cn__backlog_filter(&s->backlog, drop_proc, t);
 }

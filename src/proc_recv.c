@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* proc_recv.c - receiving proc events: cn_proc_handle for a message already
  * received; cn_proc_recv and cn_proc_recv_batch take each message from the
- * receive funnel (recv.c) and decode it where it was read. */
+ * receive path (cn__rx_next, rx.h) and decode it where it was read. */
 #include "proc_internal.h"
 #include "rx.h"
 
-/* cn_proc_handle once its pointers are checked: 1 an event for the caller,
- * 0 anything else (another id, an ack, a type not wanted), -errno. Inline:
- * cn_proc_handle, called once per message, makes no call of its own. */
+/* cn_proc_handle once its pointers are checked, and every proc receive
+ * call's decoding: 1 an event for the caller, 0 anything else (another id,
+ * an ack, a type not wanted), -errno. The one test of a whole proc event
+ * (the proc id, a struct proc_event's length). Inline: the receive calls
+ * decode where the message was read, with no call of their own. */
 CN_INLINE int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
-	struct cn_proc_track *t;
+	struct cn_proc_state *t;
 
 	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
 		return 0;
@@ -30,15 +32,13 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
 }
 
 /*
- * Both proc receive calls: up to max events into ev[], from the messages
- * of the receive funnel (reading up to max datagrams when none is left).
- * The usual datagram, one proc event from the kernel (cn__rx_simple, then
- * the id and length that handle tests), is decoded where it was read, the
- * others come through cn__recv_next. Messages of other ids, acks and types
- * not wanted are skipped; the gap found before a skipped one goes to the
- * next event returned (lost_before), or waits in the proc state's
- * unreported when this call returns none. Once an event is stored nothing
- * more is read, an error met waits for the next call, and messages kept by
+ * Both proc receive calls: up to max events into ev[], each message from
+ * cn__rx_next (reading up to max datagrams when none is left) decoded
+ * where it was read (handle). Messages of other ids, acks and types not
+ * wanted are skipped; the gap found before a skipped one goes to the next
+ * event returned (lost_before), or waits in the proc state's unreported
+ * when this call returns none. Once an event is stored nothing more is
+ * read, an error met waits for the next call, and messages kept by
  * cn_request (the backlog) are not taken: an error kept among them is
  * reported in its place. Returns how many events, or -errno (errno set)
  * when there is none. Inline: cn_proc_recv's copy is the loop for max = 1
@@ -47,24 +47,24 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
  * A read of many datagrams (recvmmsg) that finds fewer queued makes one
  * more, empty, receive inside the kernel: a reader woken for each event
  * would pay it every time. So once a read found the queue empty (fewer
- * than asked, or -EAGAIN), the next reads ask for one datagram (recvfrom,
- * as cn_proc_recv), and only after QUIET_READS of them came back full in
- * a row, the queue filling again, for many.
+ * than asked, or -EAGAIN), the next reads of cn_proc_recv_batch ask for one
+ * datagram (recvfrom, as cn_proc_recv), and only after QUIET_READS of them
+ * came back full in a row, the queue filling again, for many.
  */
 #define QUIET_READS 2
 
-CN_INLINE uint32_t read_size(const struct cn_proc_track *t, unsigned int max)
+CN_INLINE uint32_t read_size(const struct cn_proc_state *t, unsigned int max)
 {
-	return max > 1 && t->quiet ? 1 : max;
+	return t && t->quiet ? 1 : max;
 }
 
-/* After a read of `asked` datagrams that returned r: the next reads'
- * size (see above). */
-CN_INLINE void read_done(struct cn_proc_track *t, uint32_t asked, int r)
+/* After a read of `asked` datagrams that got `got` (0: it failed with r):
+ * the next reads' size (see above). */
+CN_INLINE void read_done(struct cn_proc_state *t, uint32_t asked, uint32_t got, int r)
 {
-	if (r == -EAGAIN || (r >= 0 && (uint32_t)r < asked))
+	if (got == 0 ? r == -EAGAIN : got < asked)
 		t->quiet = QUIET_READS;
-	else if (r > 0 && asked == 1 && t->quiet)
+	else if (got > 0 && asked == 1 && t->quiet)
 		t->quiet--;
 }
 CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned int max,
@@ -78,41 +78,27 @@ CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned in
 		lost = s->proc->unreported;
 		s->proc->unreported = 0;
 	}
-	while (n < max && (n == 0 || cn__backlog_idle(&s->backlog))) {
-		const struct cn_msg *msg = NULL;
+	while (n < max && (n == 0 || cn__backlog_empty(&s->backlog))) {
 		struct cn_message m;
 
-		if (likely(s->proc && cn__backlog_idle(&s->backlog) && !s->rx.deferred_err)) {
-			if (!cn__rx_pending(s)) {
-				uint32_t asked = read_size(s->proc, max);
-
-				if (n > 0)
-					break;
-				r = cn__rx_read(s, asked, flags);
-				if (max > 1)
-					read_done(s->proc, asked, r);
-				if (r < 0)
-					break;
-			}
-			msg = cn__rx_simple(&s->rx);
-			if (msg && (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC ||
-				    msg->len < sizeof(struct proc_event)))
-				msg = NULL;
-		}
-		if (likely(msg != NULL)) {
-			cn__rx_took(s);
-			r = cn__proc_handle_event(s->proc, msg, &ev[n]);
+		if (max == 1) {
+			r = cn__rx_next(s, &m, 1, flags, n > 0, NULL);
 		} else {
-			r = cn__recv_next(s, &m, max, flags, n > 0);
-			if (r <= 0)
-				break;
-			ev[n].lost_before = 0; /* left as it is for other ids */
-			r = handle(s, m.msg, &ev[n]);
-			if (unlikely(r < 0)) {
-				if (n > 0)
-					s->rx.deferred_err = r;
-				break;
-			}
+			uint32_t asked = read_size(s->proc, max);
+			uint64_t reads = s->st.syscalls;
+
+			r = cn__rx_next(s, &m, asked, flags, n > 0, NULL);
+			if (s->proc && s->st.syscalls != reads)
+				read_done(s->proc, asked, s->rx.count, r);
+		}
+		if (r <= 0)
+			break;
+		ev[n].lost_before = 0; /* left as it is for other ids */
+		r = handle(s, m.msg, &ev[n]);
+		if (unlikely(r < 0)) {
+			if (n > 0)
+				cn__rx_put_off(&s->rx, r);
+			break;
 		}
 		lost += ev[n].lost_before;
 		if (r == 1) {

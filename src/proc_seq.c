@@ -7,9 +7,9 @@
 
 #include "proc_internal.h"
 
-struct cn_proc_track *cn__proc_state(struct cn_sock *s)
+struct cn_proc_state *cn__proc_state(struct cn_sock *s)
 {
-	struct cn_proc_track *t;
+	struct cn_proc_state *t;
 
 	if (s->proc)
 		return s->proc;
@@ -32,7 +32,7 @@ void cn__proc_free(struct cn_sock *s)
 	s->proc = NULL;
 }
 
-int cn__proc_track_reset(struct cn_proc_track *t, uint32_t mask, int kernel_filter)
+int cn__proc_track_reset(struct cn_proc_state *t, uint32_t mask, int kernel_filter)
 {
 	long n = sysconf(_SC_NPROCESSORS_CONF);
 

@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * recv.c - the receive funnel (docs/DESIGN.md, "The path of a message").
- *
- * cn__rx_read (rx.h) makes every receive system call of libcn and keeps
- * its counters. rx_next takes the datagrams it read apart, one message at a
- * time: a datagram that is one simple record whole (cn__rx_simple, rx.h),
- * any other through parse_next (rx_walk_step). cn__rx_next and
- * cn__recv_next hand the messages out: cn_recv, cn_recv_batch, cn_request's
- * wait, the async API and the proc receive calls all take their messages
- * from these two (the proc calls and cn_recv_batch take a simple datagram
- * with cn__rx_simple themselves).
+ * recv.c - the receive path (docs/DESIGN.md, "The path of a message"):
+ * cn_recv and cn_recv_batch, and the slow half of cn__rx_next (rx.h, the
+ * fast half): cn__rx_walk, which returns what the backlog holds, an error
+ * put off, and the records of any datagram that is not simple, through
+ * parse_next, one at a time.
  *
  * The fd is read directly instead of through libnl's nl_recvmsgs, which
  * treats connector messages (NLMSG_DONE) as the end of a dump and allocates
@@ -90,45 +85,41 @@ int cn__rx_pktinfo(struct cn_sock *s, int on)
 	return 0;
 }
 
-/* The group datagram i came through (0: unicast). nl_groups carries it as a
- * bit for groups 1..32 only: with a group above 32 joined, NETLINK_PKTINFO
- * is on and the cmsg told (cn__rx_read). */
-static uint32_t datagram_group(const struct cn_rx *rx, uint32_t i)
+/*
+ * What the walk does with datagram i before its first record, the one
+ * answer for the walk and cn__rx_count_left: 0 walk it; 1 skip it, from a
+ * sender the socket does not take messages from (not the kernel, unless
+ * opened with CN_OPEN_ANY_SENDER: a local process may be spoofing);
+ * -EMSGSIZE cut to the slot (MSG_TRUNC), dropped as malformed.
+ */
+static int datagram_start(const struct cn_sock *s, uint32_t i)
 {
-	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
-}
-
-/* Is datagram i from a sender the socket does not take messages from? Not
- * the kernel (port 0), unless opened with CN_OPEN_ANY_SENDER: a local
- * process may be spoofing. */
-static int foreign_datagram(const struct cn_sock *s, uint32_t i)
-{
-	return s->rx.addrs[i].nl_pid != 0 && !(s->flags & CN_OPEN_ANY_SENDER);
+	if (!cn__rx_from_kernel(&s->rx, i) && !(s->flags & CN_OPEN_ANY_SENDER))
+		return 1;
+	if (s->rx.mmsg[i].msg_hdr.msg_flags & MSG_TRUNC)
+		return -EMSGSIZE;
+	return 0;
 }
 
 /*
- * Is the NLMSG_ERROR at `off` of datagram i the answer to the acked send the
- * socket waits for (CN_SEND_ACK, message.c)? It must come from the kernel
- * and echo the request's header: its nlmsg_seq and our port. Then it is
- * taken: its error (0 for success) goes to s->ack and it is not returned.
+ * Is the NLMSG_ERROR at p of datagram i the answer to the acked send w
+ * waits for (CN_SEND_ACK, message.c)? It must come from the kernel and
+ * echo the request's header: its nlmsg_seq and our port. Then its error
+ * (0 for success) goes to w->answer_err.
  */
-static int take_ack(struct cn_sock *s, uint32_t i, size_t off)
+static int is_answer(const struct cn_sock *s, uint32_t i, const uint8_t *p, struct cn__rx_wait *w)
 {
-	const uint8_t *p = cn__rx_slot(&s->rx, i) + off;
 	struct nlmsghdr nlh;
 	struct nlmsgerr e;
 
 	memcpy(&nlh, p, sizeof(nlh));
-	if (s->rx.addrs[i].nl_pid != 0 || nlh.nlmsg_type != NLMSG_ERROR ||
+	if (!cn__rx_from_kernel(&s->rx, i) || nlh.nlmsg_type != NLMSG_ERROR ||
 	    nlh.nlmsg_len < NLMSG_HDRLEN + sizeof(e))
 		return 0;
 	memcpy(&e, p + NLMSG_HDRLEN, sizeof(e));
-	if (nlh.nlmsg_seq != s->ack.seq || e.msg.nlmsg_seq != s->ack.seq ||
-	    e.msg.nlmsg_pid != s->port)
+	if (nlh.nlmsg_seq != w->seq || e.msg.nlmsg_seq != w->seq || e.msg.nlmsg_pid != s->port)
 		return 0;
-	s->ack.armed = 0;
-	s->ack.done = 1;
-	s->ack.err = e.error;
+	w->answer_err = e.error;
 	return 1;
 }
 
@@ -166,52 +157,42 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
 	return 0;
 }
 
-/* The record m of the simple datagram at the cursor (cn__rx_simple) as
- * the message *out: from the kernel, through the datagram's group. */
-static inline void take_simple(struct cn_sock *s, const struct cn_msg *m, struct cn_message *out)
-{
-	out->msg = m;
-	out->port = 0;
-	out->group = datagram_group(&s->rx, s->rx.next);
-	cn__rx_took(s);
-}
-
 /*
- * One step of the walk of datagram `next` where cn__rx_simple does not
- * apply, through parse_next: 1 with *out filled, 0 when it moved on
- * without a message (a datagram skipped, an ack, the end of a datagram),
- * or an error: -EBADMSG or -EMSGSIZE (counted as malformed, the datagram
- * dropped), -ENOBUFS (an NLMSG_OVERRUN, counted as an overrun), a
- * kernel's NLMSG_ERROR.
+ * One step of the walk of datagram `next`, through parse_next: 1 with *out
+ * filled, 0 when it moved on without a message (a datagram skipped, an
+ * ack, the end of a datagram), CN__RX_ANSWER (w's answer), or an error:
+ * -EBADMSG or -EMSGSIZE (counted as malformed, the datagram dropped),
+ * -ENOBUFS (an NLMSG_OVERRUN, counted as an overrun), a kernel's
+ * NLMSG_ERROR.
  */
-static int rx_walk_step(struct cn_sock *s, struct cn_message *out)
+static int walk_step(struct cn_sock *s, struct cn_message *out, struct cn__rx_wait *w)
 {
 	struct cn_rx *rx = &s->rx;
 	uint32_t i = rx->next;
+	const uint8_t *dgram = rx->iov[i].iov_base;
 	size_t len = rx->mmsg[i].msg_len, off = rx->pos.offset;
 	const struct cn_msg *m;
 	int r;
 
 	if (off == 0 && rx->pos.msg_end == 0) {
-		if (foreign_datagram(s, i)) {
+		r = datagram_start(s, i);
+		if (r == 1)
 			s->st.foreign++;
-			cn__rx_seek(rx, i + 1);
-			return 0;
-		}
-		if (rx->mmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
+		if (r == -EMSGSIZE)
 			s->st.malformed++;
+		if (r != 0) {
 			cn__rx_seek(rx, i + 1);
-			return -EMSGSIZE;
+			return r == 1 ? 0 : r;
 		}
 	}
-	r = parse_next(cn__rx_slot(rx, i), len, &rx->pos, &m);
+	r = parse_next(dgram, len, &rx->pos, &m);
 	if (rx->pos.offset >= len && rx->pos.msg_end == 0)
-		cn__rx_seek(rx, i + 1); /* its last message: nothing looks pending */
+		cn__rx_seek(rx, i + 1); /* its last message: nothing is left of it */
 	if (r == 1 && align_record(rx, &m) < 0)
 		r = -ENOMEM;
 	out->msg = r == 1 ? m : NULL; /* NULL but for a record */
 	out->port = rx->addrs[i].nl_pid;
-	out->group = r == 1 ? datagram_group(rx, i) : 0;
+	out->group = r == 1 ? cn__rx_group(rx, i) : 0;
 	if (r == 1)
 		s->st.messages++;
 	if (r >= 0)
@@ -224,78 +205,59 @@ static int rx_walk_step(struct cn_sock *s, struct cn_message *out)
 		s->st.overruns++;
 		return r;
 	}
-	/* An ack (-ENODATA) or a kernel error: the awaited one is taken. */
-	if (s->ack.armed && take_ack(s, i, off))
-		return 0;
+	/* An ack (-ENODATA) or a kernel error: the answer a wait waits for
+	 * is returned as such. */
+	if (w && w->armed && is_answer(s, i, dgram + off, w))
+		return CN__RX_ANSWER;
 	return r == -ENODATA ? 0 : r;
 }
 
-/*
- * cn__rx_next (internal.h): the walk of datagram `next` (a simple one
- * taken whole, any other through rx_walk_step), reading when all are
- * walked.
- */
-static int rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
-		   int held)
+int cn__rx_walk(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		int held, struct cn__rx_wait *w)
 {
 	struct cn_rx *rx = &s->rx;
 	int r;
 
-	if (unlikely(rx->deferred_err != 0))
-		return held ? 0 : cn__take_deferred(s);
+	if (!w && !cn__backlog_empty(&s->backlog)) {
+		r = cn__backlog_next(&s->backlog, out);
+		if (r > 0 || (r < 0 && !held))
+			return r;
+		if (r < 0) {
+			cn__backlog_put_off(&s->backlog, r);
+			return 0;
+		}
+	}
+	if (rx->put_off != 0) {
+		if (held)
+			return 0;
+		r = rx->put_off;
+		rx->put_off = 0;
+		return r;
+	}
 	for (;;) {
-		const struct cn_msg *m;
-
-		if (!cn__rx_pending(s)) {
+		if (!cn__rx_left(rx)) {
 			if (held)
 				return 0;
 			r = cn__rx_read(s, want, flags);
 			if (r < 0)
 				return r;
 		}
-		m = cn__rx_simple(rx);
-		if (m) {
-			take_simple(s, m, out);
-			return 1;
-		}
-		r = rx_walk_step(s, out);
+		r = walk_step(s, out, w);
 		if (r > 0)
 			return r;
 		if (r < 0) {
 			if (!held)
 				return r;
-			rx->deferred_err = r;
+			cn__rx_put_off(rx, r);
 			return 0;
 		}
 	}
 }
 
-int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
-		int held)
-{
-	return rx_next(s, out, want, flags, held);
-}
-
-int cn__recv_next(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
-		  int held)
-{
-	if (unlikely(!cn__backlog_idle(&s->backlog))) {
-		int r = cn__backlog_take(&s->backlog, out);
-
-		if (r > 0 || (r < 0 && !held))
-			return r;
-		if (r < 0) {
-			cn__backlog_put_back(&s->backlog, r);
-			return 0;
-		}
-	}
-	return rx_next(s, out, want, flags, held);
-}
-
-size_t cn__rx_unread(const struct cn_sock *s)
+size_t cn__rx_count_left(const struct cn_sock *s)
 {
 	const struct cn_rx *rx = &s->rx;
-	size_t n = s->rx.deferred_err != 0;
+	size_t n = rx->put_off != 0;
 
 	for (uint32_t i = rx->next; i < rx->count; i++) {
 		struct cn_parse_pos pos = { 0, 0 };
@@ -304,17 +266,12 @@ size_t cn__rx_unread(const struct cn_sock *s)
 
 		if (i == rx->next)
 			pos = rx->pos;
-		/* What rx_walk_step checks at the start of a datagram. */
-		if (pos.offset == 0 && pos.msg_end == 0) {
-			if (foreign_datagram(s, i))
-				continue;
-			if (rx->mmsg[i].msg_hdr.msg_flags & MSG_TRUNC) {
-				n++;
-				continue;
-			}
+		if (pos.offset == 0 && pos.msg_end == 0 && (r = datagram_start(s, i)) != 0) {
+			n += r < 0; /* a cut datagram is an error returned */
+			continue;
 		}
 		/* Records and errors are returned; acks and no-ops are not. */
-		while ((r = parse_next(cn__rx_slot(rx, i), rx->mmsg[i].msg_len, &pos, &m)) != 0)
+		while ((r = parse_next(rx->iov[i].iov_base, rx->mmsg[i].msg_len, &pos, &m)) != 0)
 			n += r != -ENODATA;
 	}
 	return n;
@@ -333,7 +290,7 @@ int cn_recv(struct cn_sock *s, struct cn_message *out, unsigned int flags)
 
 	if (!s || !out || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
-	r = cn__recv_next(s, out, 1, flags, 0);
+	r = cn__rx_next(s, out, 1, flags, 0, NULL);
 	return r < 0 ? cn_ret(r) : 0;
 }
 
@@ -344,22 +301,14 @@ int cn_recv_batch(struct cn_sock *s, struct cn_message *out, unsigned int max, u
 
 	if (!s || !out || !max || (flags & ~CN_RECV_DONTWAIT))
 		return cn_fail(EINVAL);
-	r = cn__recv_next(s, &out[0], max, flags, 0);
+	r = cn__rx_next(s, &out[0], max, flags, 0, NULL);
 	if (r < 0)
 		return cn_ret(r);
 	/* The messages point into the slots: after the first, the socket is
-	 * not read again (held) until the next call. A simple datagram is
-	 * taken here while nothing is kept or put off: no call per message. */
-	for (n = 1; n < max; n++) {
-		const struct cn_msg *m = NULL;
-
-		if (cn__rx_pending(s) && cn__backlog_idle(&s->backlog) && !s->rx.deferred_err)
-			m = cn__rx_simple(&s->rx);
-		if (m)
-			take_simple(s, m, &out[n]);
-		else if (cn__recv_next(s, &out[n], max, flags, 1) <= 0)
+	 * not read again (held) until the next call. */
+	for (n = 1; n < max; n++)
+		if (cn__rx_next(s, &out[n], max, flags, 1, NULL) <= 0)
 			break;
-	}
 	return (int)n;
 }
 

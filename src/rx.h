@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * rx.h - the inline parts of the receive funnel (recv.c; docs/DESIGN.md,
- * "The path of a message"), for recv.c and the proc receive calls
- * (proc_recv.c): the one function that makes a receive system call, the
- * cursor over the datagrams it read, and the one test of a simple
- * datagram. They call nothing of libcn.
+ * rx.h - the fast half of the receive path (docs/DESIGN.md, "The path of a
+ * message"): cn__rx_next, the one function that yields the next message to
+ * every receive call and every wait, with what it needs inline: the one
+ * function that makes a receive system call (cn__rx_read), the cursor over
+ * the datagrams it read and the one test of a simple datagram. Anything
+ * else goes to the slow half, cn__rx_walk (recv.c). On a simple datagram
+ * nothing here calls out of this file but cn__backlog_empty (internal.h).
  */
 #ifndef LIBCN_RX_H
 #define LIBCN_RX_H
@@ -13,9 +15,10 @@
 
 #include "internal.h"
 
-static inline const uint8_t *cn__rx_slot(const struct cn_rx *rx, uint32_t i)
+/* Are datagrams left: read, and not all walked? */
+static inline int cn__rx_left(const struct cn_rx *rx)
 {
-	return rx->slots + (size_t)i * CN_SLOT_SIZE;
+	return rx->next < rx->count;
 }
 /* The cursor at the start of datagram i: the one place it moves to a
  * datagram, so that a datagram not started always has pos {0, 0}. */
@@ -25,33 +28,23 @@ static inline void cn__rx_seek(struct cn_rx *rx, uint32_t i)
 	rx->pos.offset = 0;
 	rx->pos.msg_end = 0;
 }
-/*
- * The record of the datagram at the cursor (there is one: cn__rx_pending)
- * when the datagram is not started and is one connector message of one
- * record from the kernel, exactly as long as its headers say: type
- * NLMSG_DONE, no flags, nothing cut. That is what every kernel connector
- * user but w1 sends, and such a record needs no other check. NULL for any
- * other datagram, which the walk takes apart (parse_next). Only bytes the
- * datagram holds are read: its headers once it is long enough for them.
- */
-static inline const struct cn_msg *cn__rx_simple(const struct cn_rx *rx)
+/* An error met while the caller holds messages that point into the slots:
+ * put off, the next call returns it first (cn__rx_walk). */
+static inline void cn__rx_put_off(struct cn_rx *rx, int err)
 {
-	const struct nlmsghdr *nlh = (const struct nlmsghdr *)cn__rx_slot(rx, rx->next);
-	const struct mmsghdr *mm = &rx->mmsg[rx->next];
-	const struct cn_msg *m = NLMSG_DATA(nlh);
-
-	if (rx->pos.offset != 0 || mm->msg_hdr.msg_flags != 0 || rx->addrs[rx->next].nl_pid != 0 ||
-	    mm->msg_len < NLMSG_HDRLEN + sizeof(*m) || nlh->nlmsg_type != NLMSG_DONE ||
-	    nlh->nlmsg_flags != 0 || nlh->nlmsg_len != mm->msg_len ||
-	    mm->msg_len != NLMSG_HDRLEN + sizeof(*m) + m->len)
-		return NULL;
-	return m;
+	rx->put_off = err;
 }
-/* The datagram cn__rx_simple gave the record of is taken: on to the next. */
-static inline void cn__rx_took(struct cn_sock *s)
+/* Is datagram i from the kernel (port 0)? The one test of a sender. */
+static inline int cn__rx_from_kernel(const struct cn_rx *rx, uint32_t i)
 {
-	cn__rx_seek(&s->rx, s->rx.next + 1);
-	s->st.messages++;
+	return rx->addrs[i].nl_pid == 0;
+}
+/* The group datagram i came through (0: unicast): the cmsg's with
+ * NETLINK_PKTINFO on (cn__rx_read took it), else the bit of nl_groups,
+ * which carries groups 1..32 only. */
+static inline uint32_t cn__rx_group(const struct cn_rx *rx, uint32_t i)
+{
+	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 }
 
 /* The group the datagram described by h came through: its NETLINK_PKTINFO
@@ -72,14 +65,14 @@ static inline uint32_t cn__rx_pktinfo_group(struct msghdr *h, uint32_t nl_groups
 }
 
 /*
- * The one function of libcn that makes a receive system call
- * (tests/unit/check-recv-calls.sh): up to n datagrams (at least 1; one
- * system call: recvfrom for one without NETLINK_PKTINFO, else recvmmsg)
- * into the slots, replacing what was there, the cursor at the first; waits
- * for the first unless flags has CN_RECV_DONTWAIT. Counts the call and the
- * datagrams; an overrun is counted and returned as -ENOBUFS. Returns the
- * count or -errno. Inline: it is the one call on every event's path
- * (docs/PERFORMANCE.md has what that saves).
+ * The one function of libcn that makes a receive system call on the
+ * connector socket (tests/unit/check-recv-calls.sh): up to n datagrams (at
+ * least 1; one system call: recvfrom for one without NETLINK_PKTINFO, else
+ * recvmmsg) into the slots, replacing what was there, the cursor at the
+ * first; waits for the first unless flags has CN_RECV_DONTWAIT. Counts the
+ * call and the datagrams; an overrun is counted and returned as -ENOBUFS.
+ * Returns the count (rx->count too) or -errno (rx->count 0). Inline: it is
+ * on every event's path (docs/PERFORMANCE.md).
  */
 CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 {
@@ -117,9 +110,12 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 		 * fills; only filled entries are walked. */
 		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
 	}
+	rx->bounce_used = 0;
 	if (got < 0) {
 		if (errno == ENOBUFS)
 			s->st.overruns++;
+		rx->count = 0;
+		cn__rx_seek(rx, 0);
 		return -errno;
 	}
 	s->st.datagrams += (uint64_t)got;
@@ -128,9 +124,73 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 			rx->groups[i] =
 			    cn__rx_pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
 	rx->count = (uint32_t)got;
-	rx->bounce_used = 0;
 	cn__rx_seek(rx, 0);
 	return got;
+}
+
+/* The slow half of cn__rx_next (recv.c), its arguments the same: what the
+ * backlog holds (receive calls only), an error put off, and every datagram
+ * that is not simple, through parse_next. */
+int cn__rx_walk(struct cn_sock *s, struct cn_message *out, uint32_t want, unsigned int flags,
+		int held, struct cn__rx_wait *w);
+
+/*
+ * The next message, for every receive call (w NULL) and every wait (w: what
+ * the wait looks for; message.c, async.c). Returns 1 with *out filled, or
+ * -errno (-EAGAIN: nothing to read without waiting), or, for a wait,
+ * CN__RX_ANSWER: the kernel's answer to the acked send w waits for, its
+ * error in w->answer_err. A receive call gets first what the backlog holds
+ * (kept messages, then the loss and the error to report after them); a wait
+ * never reads the backlog back. Then an error put off, then the records of
+ * the datagrams read, reading up to `want` more (cn__rx_read, with flags)
+ * when all are walked. With held nonzero (the caller holds messages that
+ * point into the slots) it neither reads nor returns an error: 0 when
+ * nothing is left without a read, and an error met is put off to the next
+ * call.
+ *
+ * The fast half, inline: nothing held back, and the datagram at the cursor
+ * is simple: one connector message of one record from the kernel, exactly
+ * as long as its headers say (type NLMSG_DONE, no flags, nothing cut), not
+ * started. That is what every kernel connector user but w1 sends, and such
+ * a record needs no other check. Only bytes the datagram holds are read:
+ * its headers once it is long enough for them. Anything else is the walk's.
+ */
+CN_INLINE int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t want,
+			  unsigned int flags, int held, struct cn__rx_wait *w)
+{
+	struct cn_rx *rx = &s->rx;
+	const struct nlmsghdr *nlh;
+	const struct mmsghdr *mm;
+	const struct cn_msg *m;
+	uint32_t i;
+
+	if (unlikely(rx->put_off != 0) || (!w && unlikely(!cn__backlog_empty(&s->backlog))))
+		return cn__rx_walk(s, out, want, flags, held, w);
+	if (!cn__rx_left(rx)) {
+		int r;
+
+		if (held)
+			return 0;
+		r = cn__rx_read(s, want, flags);
+		if (r < 0)
+			return r;
+	}
+	i = rx->next;
+	nlh = rx->iov[i].iov_base;
+	mm = &rx->mmsg[i];
+	m = NLMSG_DATA(nlh);
+	if (unlikely(rx->pos.offset != 0 || mm->msg_hdr.msg_flags != 0 ||
+		     !cn__rx_from_kernel(rx, i) || mm->msg_len < NLMSG_HDRLEN + sizeof(*m) ||
+		     nlh->nlmsg_type != NLMSG_DONE || nlh->nlmsg_flags != 0 ||
+		     nlh->nlmsg_len != mm->msg_len ||
+		     mm->msg_len != NLMSG_HDRLEN + sizeof(*m) + m->len))
+		return cn__rx_walk(s, out, want, flags, held, w);
+	out->msg = m;
+	out->port = 0;
+	out->group = cn__rx_group(rx, i);
+	cn__rx_seek(rx, i + 1);
+	s->st.messages++;
+	return 1;
 }
 
 #endif /* LIBCN_RX_H */

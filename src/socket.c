@@ -280,5 +280,5 @@ int cn_stats(const struct cn_sock *s, struct cn_stats *st)
 
 size_t cn_pending(const struct cn_sock *s)
 {
-	return s ? cn__backlog_pending(&s->backlog) + cn__rx_unread(s) : 0;
+	return s ? cn__backlog_count(&s->backlog) + cn__rx_count_left(s) : 0;
 }

@@ -202,8 +202,8 @@ static void finish(struct cn__w1_req *w, uint32_t i)
 /* Hand w1 message m of an answer's record (a: its kind and record; data:
  * what follows m; record_len: the record's cn_msg.len) to the callback,
  * and count it for the part of the request it answers. */
-static void take_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_w1_msg *m,
-		     const uint8_t *data, size_t record_len)
+static void count_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_w1_msg *m,
+		      const uint8_t *data, size_t record_len)
 {
 	int whole = a->kind == CN_ANSWER_STATUS && m->len < sizeof(struct cn_w1_cmd);
 	uint32_t i = part_of(w, m, whole);
@@ -262,7 +262,7 @@ static void take_msg(struct cn__w1_req *w, struct cn_answer *a, const struct cn_
 		finish(w, i);
 }
 
-int cn__w1_take(void *arg, const struct cn_message *msg)
+int cn__w1_answer(void *arg, const struct cn_message *msg)
 {
 	struct cn__w1_req *w = arg;
 	const struct cn_msg *r = msg->msg, *q = w->req;
@@ -285,13 +285,13 @@ int cn__w1_take(void *arg, const struct cn_message *msg)
 
 		if (msg_at(r->data, r->len, off, &m) < 0)
 			break;
-		take_msg(w, &a, &m, r->data + off + sizeof(m), r->len);
+		count_msg(w, &a, &m, r->data + off + sizeof(m), r->len);
 		off += sizeof(m) + m.len;
 	}
 	return w->open == 0 ? CN__LAST_ANSWER : CN__ANSWER;
 }
 
-int cn__w1_idle(void *arg)
+int cn__w1_drained(void *arg)
 {
 	struct cn__w1_req *w = arg;
 
