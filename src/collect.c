@@ -4,7 +4,7 @@
  * sends, told apart under the user's reply convention (docs/DESIGN.md,
  * "Reply conventions"): libcn's genealogy (one reply) and w1's (w1.c).
  * The wait itself is cn_request's (message.c, cn__request_wait): the same
- * funnel, keeping of other messages, overrun and timeout rules.
+ * receive path, keeping of other messages, overrun and timeout rules.
  */
 #include "internal.h"
 

@@ -146,7 +146,7 @@ static inline int cn_ret(int ret)
 /* Free what cn_open allocated: the libnl socket, the slots, the backlog. */
 void cn__socket_free(struct cn_sock *s);
 
-/* recv.c: the receive funnel's slots: allocated for nslots datagrams (0 or
+/* recv.c: the receive path's slots: allocated for nslots datagrams (0 or
  * -ENOMEM; cn__rx_free frees what was allocated), NETLINK_PKTINFO turned on
  * (its control buffers allocated once) or off (0 or -errno). */
 int cn__rx_init(struct cn_sock *s, uint32_t nslots);

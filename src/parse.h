@@ -2,7 +2,7 @@
 /*
  * parse.h - the framing of one datagram: netlink messages, and the cn_msg
  * records inside each (docs/DESIGN.md, "Framing"). One parser for the walk
- * of the receive funnel (recv.c) and for cn_parse_next.
+ * of the receive path (recv.c) and for cn_parse_next.
  *
  * A connector message is a netlink header, then cn_msg records back to
  * back: one for every kernel user but w1, which bundles several

@@ -31,7 +31,7 @@
  *   runs in the sender's system call).
  *
  * With W1_CN_BUNDLE the same records come back to back in fewer netlink
- * messages (the receive funnel splits them), and records in a row with the
+ * messages (the receive path splits them), and records in a row with the
  * same ack are merged: one record may then hold several w1 messages.
  */
 #include <stdlib.h>

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# check-recv-calls.sh SRCDIR - one function of libcn makes every receive
-# system call (docs/DESIGN.md, "Decisions": one receive funnel): fails when
-# the calls of recv, recvfrom, recvmsg or recvmmsg in SRCDIR's *.c and *.h
-# (comments left out) are in more than one function, and names each call
-# with its file, line and function.
+# check-recv-calls.sh SRCDIR - where libcn receives (docs/DESIGN.md,
+# "Decisions": one receive path). Fails when the calls of recv, recvfrom,
+# recvmsg or recvmmsg in SRCDIR's *.c and *.h (comments left out) are in
+# more than one function, or when a libnl call that receives (nl_recv*,
+# nl_pickup*, nl_wait_for_ack, genl_ctrl_*) is in any file but kmod.c,
+# whose generic netlink socket is libnl's (the connector socket is read
+# directly). Names each call with its file, line and function.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 SRCDIR" >&2; exit 2; }
-sites=$(for f in "$1"/*.c "$1"/*.h; do
-	awk -f "$here/strip-comments.awk" "$f" | awk -v file="$(basename "$f")" '
+# calls SRCDIR REGEX: "file:line: in function" for each call of a name
+# matching REGEX.
+calls() {
+	local f
+	for f in "$1"/*.c "$1"/*.h; do
+		awk -f "$here/strip-comments.awk" "$f" | awk -v file="$(basename "$f")" -v re="$2" '
 		{
 			out = $0
 			sub(/\/\/.*/, "", out)
@@ -22,10 +28,13 @@ sites=$(for f in "$1"/*.c "$1"/*.h; do
 					sub(/[ \t]*\($/, "", fn)
 				}
 			}
-			if (out ~ /(^|[^A-Za-z0-9_.>])(recv|recvfrom|recvmsg|recvmmsg)[ \t]*\(/)
+			if (out ~ "(^|[^A-Za-z0-9_.>])(" re ")[ \t]*\\(")
 				print file ":" FNR ": in " fn
 		}'
-done)
+	done
+}
+sites=$(calls "$1" 'recv|recvfrom|recvmsg|recvmmsg')
+libnl=$(calls "$1" 'nl_recv[a-z_]*|nl_pickup[a-z_]*|nl_wait_for_ack|genl_ctrl_[a-z_]*')
 funcs=$(awk '{ print $1, $NF }' <<<"$sites" | sed 's/:[0-9]*:/:/' | sort -u)
 echo "receive system calls in src/:"
 echo "$sites"
@@ -39,3 +48,9 @@ if [ "$(wc -l <<<"$funcs")" -ne 1 ]; then
 	exit 1
 fi
 echo "check-recv-calls: one function makes them: $funcs"
+echo "libnl calls that receive in src/:"
+echo "$libnl"
+if [ -n "$libnl" ] && grep -v '^kmod\.c:' <<<"$libnl" >&2; then
+	echo "check-recv-calls: libnl receives outside kmod.c (above)" >&2
+	exit 1
+fi
