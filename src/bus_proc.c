@@ -9,7 +9,7 @@
 
 #include "proc_internal.h"
 
-/* Messages taken per receive call: events point into them, so a call
+/* Messages per receive call: events point into them, so a call
  * that stored an event reads nothing more. */
 #define BUS_PROC_BATCH 64
 

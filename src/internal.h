@@ -44,7 +44,7 @@ struct cn_rx {
 	struct sockaddr_nl *addrs; /* the sender of each slot's datagram */
 	/* With NETLINK_PKTINFO on only (NULL until then): a control buffer
 	 * per slot (CN_CTRL_SIZE bytes) and the group each slot's datagram
-	 * came through, taken from its cmsg when it was read. */
+	 * came through, read from its cmsg when it was read. */
 	uint8_t *ctrl;
 	uint32_t *groups;
 	int pktinfo; /* NETLINK_PKTINFO is on */
@@ -154,7 +154,7 @@ void cn__rx_free(struct cn_sock *s);
 int cn__rx_pktinfo(struct cn_sock *s, int on);
 /*
  * The receive path (docs/DESIGN.md, "The path of a message"): every
- * receive call and every wait takes its messages from cn__rx_next (rx.h).
+ * receive call and every wait gets its messages from cn__rx_next (rx.h).
  * A message points into the slots (or, for a receive call, into the
  * backlog): valid until the next read.
  */

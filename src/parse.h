@@ -65,7 +65,7 @@ static inline int parse_error(const struct nlmsghdr *nlh, size_t nlen)
 }
 
 /* cn_parse_next without its argument checks and errno. Inline: every
- * message the walk does not take whole goes through it. */
+ * record of a datagram that is not simple goes through it. */
 static inline int parse_next(const void *buf, size_t len, struct cn_parse_pos *pos,
 			     const struct cn_msg **out)
 {

@@ -1,19 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* proc_decode.c - cn_proc_decode: one proc connector message to a struct
- * cn_proc_event (the decoder itself is inline in proc_internal.h, shared
- * with the receive fast path). */
+ * cn_proc_event (the test and the decoder are inline in proc_internal.h,
+ * shared with the proc receive calls). */
 #include "proc_internal.h"
 
 int cn_proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 {
+	int r;
+
 	if (!msg || !ev)
 		return cn_fail(EINVAL);
-	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
-		return cn_fail(EPROTO);
-	/* The header is fixed; the union may grow, so only the part up to
-	 * the largest member we know of must be there. */
-	if (msg->len < sizeof(struct proc_event))
-		return cn_fail(EBADMSG);
+	r = cn__proc_whole_event(msg);
+	if (r <= 0)
+		return cn_fail(r == 0 ? EPROTO : EBADMSG);
 	cn__proc_decode_fields(msg, ev);
 	ev->lost_before = 0;
 	return 0;

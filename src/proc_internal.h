@@ -119,9 +119,22 @@ _Static_assert(
 	CN_ADJACENT(struct proc_event, event_data.exit.parent_pid, event_data.exit.parent_tgid),
     "proc_event pairs");
 
+/* Is msg a whole proc event: the proc connector's id (0: another id) and
+ * a payload that holds a struct proc_event (-EBADMSG: shorter)? 1 if so.
+ * The one test of a whole proc event. The header is fixed; the union may
+ * grow, so only the part up to the largest member known here must be
+ * there. */
+static inline int cn__proc_whole_event(const struct cn_msg *msg)
+{
+	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
+		return 0;
+	if (unlikely(msg->len < sizeof(struct proc_event)))
+		return -EBADMSG;
+	return 1;
+}
+
 /*
- * Fill *ev from msg, whose payload the caller checked holds a whole struct
- * proc_event, all but lost_before (the caller's: cn_proc_decode clears it,
+ * Fill *ev from msg, a whole proc event (cn__proc_whole_event), all but lost_before (the caller's: cn_proc_decode clears it,
  * the tracking writes it). Every field the event type does not use is 0:
  * those from tracer_pid to comm (no fork, exit or exec uses them) are
  * cleared together, the others in each type's branch. Fork, exit and exec,
@@ -249,17 +262,6 @@ CN_INLINE void cn__proc_track(struct cn_proc_state *t, uint32_t cpu, uint32_t se
 		return;
 	}
 	*lost_before = cn__proc_track_gap(t, c, seq);
-}
-
-/* Decode and track a proc message; 1: an event for the caller, 0: an ack
- * (ours or other listeners', control traffic) or not of a wanted type.
- * Every message is tracked, wanted or not: its seq is the kernel's. */
-CN_INLINE int cn__proc_handle_event(struct cn_proc_state *t, const struct cn_msg *msg,
-				    struct cn_proc_event *ev)
-{
-	cn__proc_track(t, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
-	cn__proc_decode_fields(msg, ev);
-	return cn__proc_passes(t->user_want, ev);
 }
 
 /* proc_seq.c: start tracking afresh; `mask` as cn_proc_listen's (0: every

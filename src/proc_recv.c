@@ -1,27 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* proc_recv.c - receiving proc events: cn_proc_handle for a message already
- * received; cn_proc_recv and cn_proc_recv_batch take each message from the
+ * received; cn_proc_recv and cn_proc_recv_batch get each message from the
  * receive path (cn__rx_next, rx.h) and decode it where it was read. */
 #include "proc_internal.h"
 #include "rx.h"
 
 /* cn_proc_handle once its pointers are checked, and every proc receive
  * call's decoding: 1 an event for the caller, 0 anything else (another id,
- * an ack, a type not wanted), -errno. The one test of a whole proc event
- * (the proc id, a struct proc_event's length). Inline: the receive calls
- * decode where the message was read, with no call of their own. */
+ * an ack, ours or other listeners', a type not wanted), -errno: a whole
+ * proc event (cn__proc_whole_event) tracked, decoded and filtered. Inline: the receive calls decode
+ * where the message was read, with no call of their own. */
 CN_INLINE int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
 	struct cn_proc_state *t;
+	int r = cn__proc_whole_event(msg);
 
-	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
-		return 0;
-	if (unlikely(msg->len < sizeof(struct proc_event)))
-		return -EBADMSG;
+	if (unlikely(r <= 0))
+		return r;
 	t = s->proc;
 	if (unlikely(!t) && !(t = cn__proc_state(s)))
 		return -ENOMEM;
-	return cn__proc_handle_event(t, msg, ev);
+	/* Every message is tracked, wanted or not: its seq is the kernel's. */
+	cn__proc_track(t, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
+	cn__proc_decode_fields(msg, ev);
+	return cn__proc_passes(t->user_want, ev);
 }
 
 int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc_event *ev)
@@ -39,7 +41,7 @@ int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc
  * event returned (lost_before), or waits in the proc state's unreported
  * when this call returns none. Once an event is stored nothing more is
  * read, an error met waits for the next call, and messages kept by
- * cn_request (the backlog) are not taken: an error kept among them is
+ * cn_request (the backlog) are not returned: an error kept among them is
  * reported in its place. Returns how many events, or -errno (errno set)
  * when there is none. Inline: cn_proc_recv's copy is the loop for max = 1
  * (docs/PERFORMANCE.md, "Whole-process CPU per proc event").

@@ -88,7 +88,7 @@ int cn__rx_pktinfo(struct cn_sock *s, int on)
 /*
  * What the walk does with datagram i before its first record, the one
  * answer for the walk and cn__rx_count_left: 0 walk it; 1 skip it, from a
- * sender the socket does not take messages from (not the kernel, unless
+ * sender the socket accepts no messages from (not the kernel, unless
  * opened with CN_OPEN_ANY_SENDER: a local process may be spoofing);
  * -EMSGSIZE cut to the slot (MSG_TRUNC), dropped as malformed.
  */

@@ -40,7 +40,7 @@ static inline int cn__rx_from_kernel(const struct cn_rx *rx, uint32_t i)
 	return rx->addrs[i].nl_pid == 0;
 }
 /* The group datagram i came through (0: unicast): the cmsg's with
- * NETLINK_PKTINFO on (cn__rx_read took it), else the bit of nl_groups,
+ * NETLINK_PKTINFO on (cn__rx_read read it), else the bit of nl_groups,
  * which carries groups 1..32 only. */
 static inline uint32_t cn__rx_group(const struct cn_rx *rx, uint32_t i)
 {
@@ -104,7 +104,7 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
 		}
 	} else {
-		/* Wait for the first datagram only, then take what is queued.
+		/* Wait for the first datagram only, then read what is queued.
 		 * The kernel writes msg_len, msg_namelen and msg_flags
 		 * (MSG_TRUNC for a datagram cut to the slot) of every entry it
 		 * fills; only filled entries are walked. */
