@@ -83,13 +83,14 @@ CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned in
 	while (n < max && (n == 0 || cn__backlog_empty(&s->backlog))) {
 		struct cn_message m;
 
-		if (max == 1) {
-			r = cn__rx_next(s, &m, 1, flags, n > 0, NULL);
+		if (max == 1 || n > 0) {
+			/* One datagram at most, or held: no read size. */
+			r = cn__rx_next(s, &m, max, flags, n > 0, NULL);
 		} else {
 			uint32_t asked = read_size(s->proc, max);
 			uint64_t reads = s->st.syscalls;
 
-			r = cn__rx_next(s, &m, asked, flags, n > 0, NULL);
+			r = cn__rx_next(s, &m, asked, flags, 0, NULL);
 			if (s->proc && s->st.syscalls != reads)
 				read_done(s->proc, asked, s->rx.count, r);
 		}

@@ -165,7 +165,7 @@ CN_INLINE int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t wa
 	uint32_t i;
 
 	if (unlikely(rx->put_off != 0) || (!w && unlikely(!cn__backlog_empty(&s->backlog))))
-		return cn__rx_walk(s, out, want, flags, held, w);
+		goto walk;
 	if (!cn__rx_left(rx)) {
 		int r;
 
@@ -184,13 +184,24 @@ CN_INLINE int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t wa
 		     nlh->nlmsg_type != NLMSG_DONE || nlh->nlmsg_flags != 0 ||
 		     nlh->nlmsg_len != mm->msg_len ||
 		     mm->msg_len != NLMSG_HDRLEN + sizeof(*m) + m->len))
-		return cn__rx_walk(s, out, want, flags, held, w);
+		goto walk;
 	out->msg = m;
 	out->port = 0;
 	out->group = cn__rx_group(rx, i);
 	cn__rx_seek(rx, i + 1);
 	s->st.messages++;
 	return 1;
+walk:
+	/* Through a copy: the caller's *out does not escape, so what it does
+	 * not read of the fast half's (the proc calls: port, group) need not
+	 * be written. */
+	{
+		struct cn_message o;
+		int r = cn__rx_walk(s, &o, want, flags, held, w);
+
+		*out = o;
+		return r;
+	}
 }
 
 #endif /* LIBCN_RX_H */
