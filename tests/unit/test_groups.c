@@ -24,7 +24,7 @@
 /* Payload bytes of dgram()'s messages. 1: the datagram is padded, longer
  * than its message, so every receive path checks it field by field. 4: as
  * long as its message, as the kernel sends them, so the paths take it with
- * their one test (rx.h, cn__rx_simple): the *_simple variants of the
+ * their one test (rx.h, cn__rx_next's fast half): the *_simple variants of the
  * tests below run with it. */
 static size_t payload_len;
 

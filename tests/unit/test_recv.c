@@ -240,7 +240,7 @@ static void truncated_datagram(void **state)
 }
 
 /* The walk takes a datagram that is exactly one kernel message with one
- * test (cn__rx_simple) and checks every other field by field: both ways
+ * test (cn__rx_next's fast half) and checks every other field by field: both ways
  * give the same messages, groups, refusals and counters. Payloads of 4
  * bytes make datagrams as long as their message (the simple kind); the
  * foreign, cut and flagged ones are simple in size but not in kind. */
