@@ -9,6 +9,7 @@
 #ifndef CNCTL_PROC_H
 #define CNCTL_PROC_H
 
+#include <search.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -190,10 +191,11 @@ struct proc_cmd_stats {
 	uint64_t forks, clones, execs, exits, failed, lost;
 };
 
-/* proc_stats.c: the per-command table, open addressing on the name. */
+/* proc_stats.c: the per-command table, rows found by name (hsearch_r). */
 struct proc_cmd_table {
-	struct proc_cmd_stats *slot;
-	uint32_t mask, used;
+	struct hsearch_data index;
+	struct proc_cmd_stats *row; /* in the order the commands came */
+	uint32_t used;
 	struct proc_cmd_stats other; /* commands beyond the table's bound */
 };
 
