@@ -16,6 +16,8 @@
 # Needs reprotest, faketime, disorderfs (FUSE: /dev/fuse) and dpkg-dev;
 # exits 77 (skipped) otherwise, or fails with CI=true.
 # Usage: check-reproducible.sh SOURCE_DIR STORE_DIR
+# Environment: CN_REPRO_VARIATIONS, reprotest's --variations (default
+#   +all,-user_group; e.g. -all,+time to check one cause's fix quickly).
 set -euo pipefail
 src=$1
 store=$2
@@ -39,7 +41,7 @@ tar -C "$src" --exclude='./build*' --exclude=./.git -cf - . | tar -C "$dir/src" 
 rm -rf "$store"
 build='cmake -S . -B b -DCMAKE_INSTALL_PREFIX=/usr -DCN_BUILD_TESTS=OFF -DCN_BUILD_EXAMPLES=OFF >/dev/null &&
 	cmake --build b -j2 >/dev/null && cd b && cpack -G DEB -B ../debs >/dev/null'
-vary=(--no-diffoscope "--variations=+all,-user_group" -s src "$build" 'debs/*.deb debs/*.ddeb')
+vary=(--no-diffoscope "--variations=${CN_REPRO_VARIATIONS:-+all,-user_group}" -s src "$build" 'debs/*.deb debs/*.ddeb')
 # quiet LOG: LOG without the locale warnings of the locale variation.
 quiet() {
 	grep -v -e '^perl: warning' -e '^\s*LANG' -e '^\s*LC_' -e 'are supported and installed' "$1"
@@ -48,7 +50,7 @@ rc=0
 (cd "$dir" && reprotest --store-dir="$store" "${vary[@]}") >"$dir/reprotest.log" 2>&1 || rc=$?
 quiet "$dir/reprotest.log" | tail -n 30
 [ "$rc" != 0 ] || {
-	echo "PASS: the packages are the same bit for bit across reprotest's variations (but user_group)"
+	echo "PASS: the packages are the same bit for bit across reprotest's variations (${CN_REPRO_VARIATIONS:-+all,-user_group})"
 	exit 0
 }
 [ -d "$store/experiment-1" ] || fail "reprotest: status $rc, no builds to compare (above)"
