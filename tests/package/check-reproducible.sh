@@ -66,5 +66,6 @@ echo "--- which variations make the difference (reprotest --auto-build):"
 quiet "$dir/auto.log" | grep -A 1 -e '^Observed unreproducibility' -e '^Not reproducible' -e '^Reproducible' ||
 	quiet "$dir/auto.log" | tail -n 30
 named=$(sed -n '/^Observed unreproducibility/{n;p;}' "$dir/auto.log")
+[ -n "$named" ] || named="no single variation (above)"
 fail "the packages differ between two builds (above; both builds in $store);" \
-	"${named:+varying $named makes them differ}${named:-reprotest --auto-build named no single variation (above)}"
+	"the variations that make them differ: $named"
