@@ -11,8 +11,8 @@
 #                        [--guest-bin PATH] [--libcn-a PATH] [--work DIR]
 #                        [--tests "name ..."] [--cnctl PATH] [--scale N]
 #                        [--cnbus-ko-dir DIR] [--keep]
-#   --kernel     6.1 (default), 6.1-rt, 6.12, 6.12-rt (Debian's, newest
-#                installed ABI) or debug (tests/vm/debug-kernel/build.sh:
+#   --kernel     6.1 (default), 6.1-rt, 6.12, 6.12-rt, 7.2, 7.2-rt (Debian's,
+#                newest ABI with headers and an image) or debug (tests/vm/debug-kernel/build.sh:
 #                KASAN, lockdep, kmemleak, debugobjects; built once, cached).
 #   --light      the whole suite with a tenth of the messages (bursts, echo
 #                round trips, fault blaster): CTest uses it for the debug

@@ -674,7 +674,7 @@ int cnctl_proc(int argc, char **argv)
 	o.show = PROC_SHOW_ALL;
 	r = parse_opts(argc, argv, &o);
 	if (r)
-		return r < 0 ? CNCTL_EXIT_OK : r;
+		return r < 0 ? cnctl_finish_output() : r;
 	diag = stderr;
 	/* Output nobody can take is refused before listening: a closed stdout
 	 * (main put a read-only /dev/null there), or one opened for reading.

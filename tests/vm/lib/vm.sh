@@ -25,9 +25,14 @@
 #   6.1-rt   linux-image-6.1.0-N-rt-amd64        (linux-headers-rt-amd64)
 #   6.12     linux-image-6.12.P+deb12-amd64      (from bookworm-security)
 #   6.12-rt  linux-image-6.12.P+deb12-rt-amd64
+#   7.2      unstable's linux-binary-7.2.P+debN-amd64, built against the
+#            tree tests/kmod/kernel-trees.sh prepared in KMOD_TREE_CACHE
+#            (Debian's own headers of unstable do not run on Debian 12)
+#   7.2-rt   linux-binary-7.2.P+debN-rt-amd64, the same way
 #   debug    tests/vm/debug-kernel/build.sh (6.12, KASAN, lockdep, ...)
 # or KERNEL + KDIR from the environment (KVER picks /boot/vmlinuz-KVER).
 VM_KERNEL_CACHE=${VM_KERNEL_CACHE:-/var/cache/libcn/kernels}
+KMOD_TREE_CACHE=${KMOD_TREE_CACHE:-/var/cache/libcn/kmod-trees}
 
 # The clock of the run's total (vm_verdict prints it).
 VM_T0=$(date +%s)
@@ -106,12 +111,14 @@ vm_kernel() {
 		6.1-rt) vm_glob='6.1.0-*-rt-amd64' vm_not='-cloud-' ;;
 		6.12) vm_glob='6.12.*+deb*-amd64' vm_not='-rt-|-cloud-' ;;
 		6.12-rt) vm_glob='6.12.*+deb*-rt-amd64' vm_not='-cloud-' ;;
-		*) vm_fail "unknown kernel '$1' (6.1, 6.1-rt, 6.12, 6.12-rt, debug)" ;;
+		7.2) vm_glob='7.2.*+deb*-amd64' vm_not='-rt-|-cloud-' ;;
+		7.2-rt) vm_glob='7.2.*+deb*-rt-amd64' vm_not='-cloud-' ;;
+		*) vm_fail "unknown kernel '$1' (6.1, 6.1-rt, 6.12, 6.12-rt, 7.2, 7.2-rt, debug)" ;;
 		esac
-		# The newest ABI with headers and an image.
-		vm_kver=$(for d in /lib/modules/$vm_glob/build; do
-			v=${d#/lib/modules/}
-			v=${v%/build}
+		# The newest ABI with headers (or a tree in KMOD_TREE_CACHE) and an image.
+		vm_kver=$(for d in /lib/modules/$vm_glob/build "$KMOD_TREE_CACHE"/$vm_glob; do
+			v=${d%/build}
+			v=${v##*/}
 			[ -d "$d" ] && vm_image "$v" && echo "$v"
 		done | grep -Ev -- "$vm_not" | sort -V | tail -n 1 || true)
 		[ -n "$vm_kver" ] ||
@@ -119,6 +126,7 @@ vm_kernel() {
 		vm_image "$vm_kver"
 		VM_KERNEL=$vm_img
 		VM_KDIR=/lib/modules/$vm_kver/build
+		[ -d "$VM_KDIR" ] || VM_KDIR=$KMOD_TREE_CACHE/$vm_kver
 		VM_KNAME="$1 ($vm_kver)"
 		VM_KVER=$vm_kver VM_MODDIR=$vm_mods
 	fi
