@@ -38,7 +38,7 @@ cmake -S "$top" -B "$top/build" -DCN_BUILD_TESTS=ON -DCN_BUILD_EXAMPLES=ON -DCN_
 	>"$dir/configure.log" 2>&1 || fail "configure from the tarball: $(tail -n 20 "$dir/configure.log")"
 nice -n 10 cmake --build "$top/build" -j"$(nproc)" >"$dir/build.log" 2>&1 ||
 	fail "build from the tarball: $(grep -m 20 -e error -e Error "$dir/build.log")"
-(cd "$top/build" && ctest --output-on-failure -L "$tiers") || fail "ctest -L '$tiers' from the tarball"
+(cd "$top/build" && "$src/scripts/ctest-ci" --output-on-failure -L "$tiers") || fail "ctest -L '$tiers' from the tarball"
 
 # ctest -N: the same tests as this build's.
 list() {

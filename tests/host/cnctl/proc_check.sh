@@ -15,7 +15,7 @@
 # Other processes on the machine create events too: every check looks at
 # lines of pids this script started. Waits are for markers (a line cnctl
 # prints), bounded by a deadline that only guards against a hang.
-set -u
+set -u -o pipefail
 CNCTL=$1
 CASE=$2
 ARG=${3:-}
@@ -23,10 +23,7 @@ DEADLINE=${PROC_CHECK_DEADLINE:-60}
 
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (a forced small receive buffer)"
-	exit 77
-fi
+[ "$(id -u)" = 0 ] || skip "needs root (a forced small receive buffer)"
 
 . "$(dirname "$0")/proc_lib.sh"
 bindir=
@@ -136,7 +133,7 @@ names_and_lifetimes)
 	th=$(grep -E "^[^ ]+ +clone +[0-9]+ +[0-9]+ .* thread of $py\$" "$dir/out" | head -n 1)
 	[ -n "$th" ] || fail "no clone line for the thread of $py"
 	echo "$th"
-	grep -E "^[^ ]+ +fork +[0-9]+ .*" "$dir/out" | grep -q " thread of " &&
+	grep -E "^[^ ]+ +fork +[0-9]+ .* thread of " "$dir/out" >/dev/null &&
 		fail "a thread shown as a fork"
 	echo "ok: names, command lines, parents, threads, lifetimes"
 	;;
@@ -775,7 +772,7 @@ pid_thread_ends)
 	wait "$p"
 	ended
 	read -r _ t1 t2 <"$dir/tids"
-	grep -E "^[^ ]+ +exit +$p .*  thread exit 0$" "$dir/out" | head -n 1 | grep -q . ||
+	grep -qE "^[^ ]+ +exit +$p .*  thread exit 0$" "$dir/out" ||
 		fail "the main thread's exit of $p is not told as a thread's"
 	px=$(grep -nE "^[^ ]+ +exit +$p .*[^d]  exit 0$" "$dir/out")
 	[ "$(wc -l <<<"$px")" = 1 ] && [ -n "$px" ] || fail "not one exit line of process $p: '$px'"
