@@ -33,7 +33,7 @@ run() {
 help_text() {
 	local text
 	# shellcheck disable=SC2086 # CMD: none or one word
-	text=$("$CNCTL" $1 --help) || { echo "FAIL: cnctl $1 --help exited $?" >&2; exit 1; }
+	text=$("$CNCTL" $1 --help) || { echo "FAIL: cnctl ${1:+$1 }--help exited $?" >&2; exit 1; }
 	printf '%s\n' "$text"
 }
 
