@@ -31,7 +31,7 @@ newest() {
 		[ -d "$d" ] || continue
 		d=${d#/lib/modules/}
 		echo "${d%/build}"
-	done | grep -Ev -- "$2" | sort -V | tail -n 1 || true
+	done | { grep -Ev -- "$2" || [ $? = 1 ]; } | sort -V | tail -n 1
 }
 
 releases=("$@")
