@@ -98,7 +98,8 @@ else
 	version=${KMOD_TREE_VERSION:-7.2}
 	for rt in "" -rt; do
 		kver=$(for d in "$cache/$version".*-amd64; do
-			[ -e "$d" ] && echo "${d##*/}"
+			[ -e "$d" ] || continue
+			echo "${d##*/}"
 		done | { # grep's 1: no tree of that flavour
 			if [ "$rt" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-\|-cloud-'; fi || [ $? = 1 ]
 		} | sort -V | tail -n 1)

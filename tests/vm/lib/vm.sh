@@ -113,7 +113,8 @@ vm_kernel() {
 		vm_kver=$(for d in /lib/modules/$vm_glob/build; do
 			v=${d#/lib/modules/}
 			v=${v%/build}
-			[ -d "$d" ] && vm_image "$v" && echo "$v"
+			# (if: a candidate without an image is no failure of the loop)
+			if [ -d "$d" ] && vm_image "$v"; then echo "$v"; fi
 		done | { grep -Ev -- "$vm_not" || [ $? = 1 ]; } | sort -V | tail -n 1)
 		[ -n "$vm_kver" ] ||
 			vm_skip "kernel $1: no image of a $vm_glob kernel with headers, in /boot or $VM_KERNEL_CACHE (scripts/install-deps)"
