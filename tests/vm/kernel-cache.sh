@@ -43,7 +43,7 @@ newest() {
 		[ -d "$d" ] || continue
 		d=${d%/build}
 		echo "${d##*/}"
-	done | grep -Ev -- "$2" | sort -V | tail -n 1 || true
+	done | { grep -Ev -- "$2" || [ $? = 1 ]; } | sort -V | tail -n 1
 }
 
 # headers RELEASE: status 0 when RELEASE has headers to build kmod

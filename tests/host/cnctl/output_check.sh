@@ -14,7 +14,7 @@
 # Other processes on the machine create events too: every check looks at
 # the pids this script started. Waits are for markers, bounded by a
 # deadline that only guards against a hang.
-set -u
+set -u -o pipefail
 CNCTL=$1
 CASE=$2
 THREADS=${3:-}
