@@ -936,7 +936,9 @@ CN_EXPORT int cn_proc_missed(const struct cn_sock *s, uint64_t *missed);
  * not to, their threads) from the events it is given, and resynchronizes by
  * rescanning /proc when the caller says events were lost, reporting what
  * changed while it was blind. Its memory is allocated once (opts.max_entries);
- * applying an event allocates nothing. Not thread-safe: one thread at a time.
+ * applying an event allocates nothing. An entry may carry the caller's own
+ * data (opts.data_size, cn_proc_tracker_data), which follows its task. Not
+ * thread-safe: one thread at a time.
  *
  * Typical loop (see cn_proc_tracker(3); a non-blocking socket):
  *   t = cn_proc_tracker_new(NULL);  cn_proc_listen(s, 0, 1000);
@@ -999,6 +1001,14 @@ struct cn_proc_entry {
 /* cn_proc_tracker_opts.flags */
 #define CN_PROC_TRACKER_NO_THREADS 0x1u /* track processes only (fewer entries, faster scans) */
 
+/* The most bytes of caller data an entry may carry (data_size). */
+#define CN_PROC_TRACKER_DATA_MAX 1024u
+
+/* Told that entry e's data (cn_proc_tracker_data) ends: free what it points
+ * to. e and data are valid during the call only; the call must not call the
+ * tracker's functions. See cn_proc_tracker_opts.data_end. */
+typedef void (*cn_proc_data_end_fn)(const struct cn_proc_entry *e, void *data, void *arg);
+
 /* Options for cn_proc_tracker_new: zero them, set .sz (see cn_open_opts). */
 struct cn_proc_tracker_opts {
 	size_t sz;	       /* sizeof(struct cn_proc_tracker_opts) */
@@ -1006,18 +1016,49 @@ struct cn_proc_tracker_opts {
 	uint32_t max_entries;  /* tasks kept at most; 0: 65536. Beyond it tasks are
 				 not stored and counted in stats.dropped */
 	const char *proc_root; /* procfs to scan; NULL: "/proc" */
+	/* Bytes of the caller's own data in every entry (cn_proc_tracker_data),
+	 * zeroed when the entry is made; 0: none; at most
+	 * CN_PROC_TRACKER_DATA_MAX. */
+	uint32_t data_size;
+	/* Called once for each entry's data when it ends (the entry leaves
+	 * the table, its pid's entry is taken by a new task, or the tracker
+	 * is freed); NULL: not told. Needs data_size. */
+	cn_proc_data_end_fn data_end;
+	void *data_arg; /* data_end's arg */
 };
 
 /*
  * Create an empty tracker (fill it with cn_proc_tracker_sync). Allocates its
- * whole table now: about 80 bytes per max_entries. Returns NULL with errno
- * EINVAL (bad options), ENOENT (no proc_root), ENOMEM. Free with
+ * whole table now: a power of two of slots, at least twice max_entries,
+ * each of 80 bytes plus data_size rounded up to 16 (160 to 320 bytes per
+ * max_entries without data). Returns NULL with errno EINVAL (bad options,
+ * data_size above CN_PROC_TRACKER_DATA_MAX, data_end without data_size),
+ * E2BIG (see cn_open_opts), ENOENT (no proc_root), ENOMEM. Free with
  * cn_proc_tracker_free.
  */
 CN_EXPORT struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *opts);
 
-/* Free the tracker and what it owns. NULL is accepted. */
+/* Free the tracker and what it owns, ending every entry's data first
+ * (data_end). NULL is accepted. */
 CN_EXPORT void cn_proc_tracker_free(struct cn_proc_tracker *t);
+
+/*
+ * The caller's data of entry e (opts.data_size bytes, aligned as malloc's
+ * memory is): e as a tracker call returned it (an event's, find's, next's,
+ * or the entry a sync's change callback is given). The data belongs to the
+ * task, not to the pointer: it moves with the entry when the table moves
+ * entries, is zeroed when the tracker makes an entry for a new task (a
+ * fork, a task first seen at an exec or in /proc, a reused pid), stays
+ * through execs and renames, and ends (opts.data_end) when the task's entry
+ * does: at once for an entry removed unseen (a thread an exec ended, an
+ * entry two syncs found gone, a pid whose entry a new task takes, the
+ * tracker freed), and for the entry an exit returned at the next call that
+ * changes the tracker, so an exit's entry keeps its data as long as the
+ * entry pointer is valid. Like the entry, the pointer is valid until the
+ * next call that changes the tracker. NULL with errno EINVAL: t or e NULL,
+ * e not an entry of t, or no data_size.
+ */
+CN_EXPORT void *cn_proc_tracker_data(struct cn_proc_tracker *t, const struct cn_proc_entry *e);
 
 /*
  * Apply one event: fork adds the child (comm and start from the event and

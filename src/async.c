@@ -14,14 +14,15 @@
  * reply is matched by one look at that entry, and nothing has to be
  * inserted or deleted anywhere, which the index's probing and deletion
  * would cost (docs/PERFORMANCE.md, "Limits"). Acks the caller keeps
- * (CN_SEND_KEEP_ACK) go through the index, which holds each ack next to
- * its entry: probing and deleting compare and rehash without reading the
- * entries.
+ * (CN_SEND_KEEP_ACK) go through the index (libcn's hash table,
+ * hash_table.h), which holds each ack next to its entry: probing and
+ * deleting compare and rehash without reading the entries.
  */
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash_table.h"
 #include "internal.h"
 
 #define SEND_CHUNK 64u
@@ -42,10 +43,11 @@ struct cn_async_entry {
 	uint32_t state; /* ENTRY_* */
 };
 
-/* An index slot: the reply ack expected and entry index + 1 (0: empty). */
+/* An index slot: the reply ack expected (ack_key) and its entry. */
 struct cn_async_slot {
-	uint32_t ack;
+	uint64_t key;
 	uint32_t entry;
+	uint32_t unused;
 };
 
 /* Send state kept across calls: cn_async_init sets every request's header
@@ -61,11 +63,10 @@ struct cn_async {
 	struct cn_async_entry *e;
 	uint32_t cap;
 	uint32_t inflight;
-	uint32_t free_head;	     /* index + 1 of the first free entry; 0: none */
-	struct cn_async_slot *index; /* size mask + 1 */
-	uint32_t mask;
-	uint32_t nhashed; /* entries in the index */
-	uint32_t emask;	  /* entry bits of a generated reply ack */
+	uint32_t free_head;    /* index + 1 of the first free entry; 0: none */
+	struct cn__htab index; /* of struct cn_async_slot, up to cap */
+	uint32_t nhashed;      /* entries in the index */
+	uint32_t emask;	       /* entry bits of a generated reply ack */
 	enum cn_match policy;
 	int timeout_ms;
 	int64_t next_expiry; /* earliest deadline in the table, or -1 */
@@ -73,9 +74,11 @@ struct cn_async {
 	struct cn_async_tx *tx;
 };
 
-static uint32_t slot_of(const struct cn_async *a, uint32_t ack)
+/* The index's key for a reply ack: any ack, 0 included, is a key other
+ * than the table's free mark; hashed as the ack itself. */
+static uint64_t ack_key(uint32_t ack)
 {
-	return (ack * 0x9e3779b1u) & a->mask;
+	return (uint64_t)ack | 1ull << 32;
 }
 
 void cn__async_free(struct cn_sock *s)
@@ -83,7 +86,7 @@ void cn__async_free(struct cn_sock *s)
 	if (!s->async)
 		return;
 	free(s->async->e);
-	free(s->async->index);
+	cn__htab_free(&s->async->index);
 	free(s->async->out);
 	free(s->async->tx);
 	free(s->async);
@@ -93,7 +96,6 @@ void cn__async_free(struct cn_sock *s)
 int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_match policy, int timeout_ms)
 {
 	struct cn_async *a;
-	uint32_t isize = 2;
 
 	if (!s || capacity == 0 || capacity > 65536 ||
 	    (policy != CN_MATCH_STRICT && policy != CN_MATCH_ACK_ONLY) || timeout_ms == 0)
@@ -101,18 +103,16 @@ int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_match policy
 	if (s->async && s->async->inflight)
 		return cn_fail(EBUSY);
 	cn__async_free(s);
-	while (isize < 2 * capacity)
-		isize <<= 1;
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return cn_fail(ENOMEM);
 	a->e = calloc(capacity, sizeof(*a->e));
-	a->index = calloc(isize, sizeof(*a->index));
 	a->out = malloc((size_t)SEND_CHUNK * CN_SEND_COPY_MAX);
 	a->tx = calloc(1, sizeof(*a->tx));
-	if (!a->e || !a->index || !a->out || !a->tx) {
+	if (!a->e || !a->out || !a->tx ||
+	    cn__htab_init(&a->index, capacity, sizeof(struct cn_async_slot)) < 0) {
 		free(a->e);
-		free(a->index);
+		cn__htab_free(&a->index);
 		free(a->out);
 		free(a->tx);
 		free(a);
@@ -132,8 +132,8 @@ int cn_async_init(struct cn_sock *s, unsigned int capacity, enum cn_match policy
 		a->tx->iov[k][0].iov_base = a->out + (size_t)k * CN_SEND_COPY_MAX;
 	}
 	a->cap = capacity;
-	a->mask = isize - 1;
-	a->emask = isize / 2 - 1; /* capacity - 1 rounded up to 2^n - 1 */
+	/* capacity - 1 rounded up to 2^n - 1: the index has 2^(n+1) slots */
+	a->emask = a->index.mask >> 1;
 	a->policy = policy;
 	a->timeout_ms = timeout_ms;
 	a->next_expiry = -1;
@@ -151,34 +151,10 @@ unsigned int cn_async_inflight(const struct cn_sock *s)
 
 static void index_insert(struct cn_async *a, uint32_t entry, uint32_t ack)
 {
-	uint32_t i = slot_of(a, ack);
+	/* Never full: it holds at most the cap entries it was sized for. */
+	struct cn_async_slot *sl = cn__htab_add(&a->index, ack_key(ack));
 
-	while (a->index[i].entry)
-		i = (i + 1) & a->mask;
-	a->index[i].ack = ack;
-	a->index[i].entry = entry + 1;
-}
-
-/* Remove index slot i, shifting later members of its probe run back. */
-static void index_delete(struct cn_async *a, uint32_t i)
-{
-	uint32_t j = i;
-
-	a->index[i].entry = 0;
-	for (;;) {
-		uint32_t home;
-
-		j = (j + 1) & a->mask;
-		if (!a->index[j].entry)
-			return;
-		home = slot_of(a, a->index[j].ack);
-		/* Move j back to i unless its home lies cyclically in (i, j]. */
-		if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-			a->index[i] = a->index[j];
-			a->index[j].entry = 0;
-			i = j;
-		}
-	}
+	sl->entry = entry;
 }
 
 static inline void free_entry(struct cn_async *a, uint32_t entry)
@@ -189,12 +165,13 @@ static inline void free_entry(struct cn_async *a, uint32_t entry)
 	a->inflight--;
 }
 
-/* Release the hashed entry in index slot `slot`. */
+/* Release the hashed entry in index slot `slot` (its index). */
 static inline void release_slot(struct cn_async *a, uint32_t slot)
 {
-	uint32_t entry = a->index[slot].entry - 1;
+	struct cn_async_slot *sl = cn__htab_at(&a->index, slot);
+	uint32_t entry = sl->entry;
 
-	index_delete(a, slot);
+	cn__htab_del(&a->index, sl);
 	a->nhashed--;
 	free_entry(a, entry);
 }
@@ -202,16 +179,17 @@ static inline void release_slot(struct cn_async *a, uint32_t slot)
 /* Release an entry in flight, wherever it is found. */
 static void release(struct cn_async *a, uint32_t entry)
 {
-	uint32_t slot;
+	struct cn_async_slot *sl;
 
 	if (a->e[entry].state != ENTRY_HASHED) {
 		free_entry(a, entry);
 		return;
 	}
-	slot = slot_of(a, a->e[entry].reply_ack);
-	while (a->index[slot].entry != entry + 1)
-		slot = (slot + 1) & a->mask;
-	release_slot(a, slot);
+	/* Other entries may expect the same ack (the callers' acks). */
+	sl = cn__htab_find(&a->index, ack_key(a->e[entry].reply_ack));
+	while (sl->entry != entry)
+		sl = cn__htab_find_next(&a->index, sl);
+	release_slot(a, cn__htab_index(&a->index, sl));
 }
 
 /* Copy a message of len bytes (sizeof(struct cn_msg) <= len <= 240): two
@@ -342,7 +320,8 @@ static inline int same_request(const struct cn_async *a, const struct cn_async_e
  * UINT32_MAX for an entry named by its ack. */
 static int64_t match(const struct cn_async *a, const struct cn_msg *msg, uint32_t *slot)
 {
-	uint32_t d = msg->ack & a->emask, i;
+	uint32_t d = msg->ack & a->emask;
+	struct cn_async_slot *sl;
 
 	if (d < a->cap && a->e[d].state == ENTRY_DIRECT && same_request(a, &a->e[d], msg)) {
 		*slot = UINT32_MAX;
@@ -350,17 +329,12 @@ static int64_t match(const struct cn_async *a, const struct cn_msg *msg, uint32_
 	}
 	if (!a->nhashed)
 		return -1;
-	i = slot_of(a, msg->ack);
-	while (a->index[i].entry) {
-		if (a->index[i].ack == msg->ack) {
-			uint32_t entry = a->index[i].entry - 1;
-
-			if (same_request(a, &a->e[entry], msg)) {
-				*slot = i;
-				return entry;
-			}
+	for (sl = cn__htab_find(&a->index, ack_key(msg->ack)); sl;
+	     sl = cn__htab_find_next(&a->index, sl)) {
+		if (same_request(a, &a->e[sl->entry], msg)) {
+			*slot = cn__htab_index(&a->index, sl);
+			return sl->entry;
 		}
-		i = (i + 1) & a->mask;
 	}
 	return -1;
 }

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * proc_stat.h - the one parser of a /proc/PID/stat line (proc_pid_stat(5)),
- * shared by libcn's process tracker (proc_scan.c) and cnctl (proc_info.c).
- * Header only, parsing a buffer the caller read: cnctl links libcn's public
- * interface alone, and has its own /proc reads.
+ * the process tracker's (proc_scan.c), parsing a buffer the caller read.
  */
 #ifndef LIBCN_PROC_STAT_H
 #define LIBCN_PROC_STAT_H

@@ -3,11 +3,12 @@
  * proc_tracker.c - a table of live tasks kept from proc events, made right
  * again by a /proc scan after events were lost (cn_proc_tracker_*).
  *
- * The table is an open-addressing hash on pid with linear probing, sized
- * once at twice the entry bound, so an event costs one probe sequence and
- * never allocates. Removal shifts the following entries back instead of
- * leaving tombstones, so probe sequences stay short however many tasks come
- * and go.
+ * The table is libcn's hash table (hash_table.h) keyed by pid, sized once
+ * at twice the entry bound, so an event costs one probe sequence and never
+ * allocates. Each slot carries the caller's data after the entry
+ * (cn_proc_tracker_data), which moves with it; the data ends (data_end)
+ * when the task's entry does, or, for the entry an exit returns, at the
+ * next call that changes the table (held in `gone` until then).
  *
  * A process is gone when its last thread has exited, which need not be
  * its main thread (docs/DESIGN.md, "Process exits"): its slot stays, with
@@ -64,25 +65,42 @@ static void note_loss(struct cn_proc_tracker *t)
 	t->lost_last_ns = now;
 }
 
-static inline uint32_t hash_pid(const struct cn_proc_tracker *t, pid_t pid)
-{
-	return ((uint32_t)pid * 0x9e3779b1u) & t->mask;
-}
-
 static struct cn_proc_slot *lookup(const struct cn_proc_tracker *t, pid_t pid)
 {
-	uint32_t i = hash_pid(t, pid);
-
 	if (pid <= 0)
 		return NULL;
-	for (;; i = (i + 1) & t->mask) {
-		struct cn_proc_slot *sl = &t->slot[i];
+	return cn__htab_find(&t->tab, (uint64_t)pid);
+}
 
-		if (sl->e.pid == pid)
-			return sl;
-		if (sl->e.pid == 0)
-			return NULL;
+static void *data_of(const struct cn_proc_slot *sl)
+{
+	return (unsigned char *)sl + PROC_SLOT_DATA;
+}
+
+/* The task in sl is over: its data ends. */
+static void end_data(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
+{
+	if (t->data_end)
+		t->data_end(&sl->e, data_of(sl), t->data_arg);
+}
+
+/* The entry an exit returned is no longer valid: its data ends. */
+static void end_gone(struct cn_proc_tracker *t)
+{
+	if (t->gone_held) {
+		t->gone_held = 0;
+		end_data(t, t->gone);
 	}
+}
+
+/* The task in sl is over and a new one takes its slot: the old data ends,
+ * the new task's starts zeroed. */
+static void renew_data(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
+{
+	if (!t->data_size)
+		return;
+	end_data(t, sl);
+	memset(data_of(sl), 0, t->data_size);
 }
 
 /* A live task's slot, one that find and next show: not one a sync found
@@ -110,52 +128,51 @@ static struct cn_proc_slot *process_of(const struct cn_proc_tracker *t, pid_t tg
 /* The slot for a new task `pid` (not in the table), or NULL when full. */
 static struct cn_proc_slot *insert(struct cn_proc_tracker *t, pid_t pid)
 {
-	uint32_t i = hash_pid(t, pid);
+	struct cn_proc_slot *sl = cn__htab_add(&t->tab, (uint64_t)pid);
 
-	if (t->count >= t->max) {
+	if (!sl) {
 		t->st.dropped++;
 		return NULL;
 	}
-	while (t->slot[i].e.pid != 0)
-		i = (i + 1) & t->mask;
-	memset(&t->slot[i], 0, sizeof(t->slot[i]));
-	t->slot[i].e.pid = pid;
-	t->slot[i].gen = t->gen;
-	t->count++;
+	sl->e.pid = pid;
+	sl->gen = t->gen;
 	t->live++;
-	return &t->slot[i];
+	return sl;
 }
 
-/* Remove the entry in slot sl (backward-shift deletion). */
-static void remove_slot(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
+/* The counts a slot about to be deleted leaves. */
+static void forget(struct cn_proc_tracker *t, const struct cn_proc_slot *sl)
 {
 	if (visible(sl))
 		t->live--;
-	uint32_t hole = (uint32_t)(sl - t->slot), i = hole;
+}
 
-	for (;;) {
-		uint32_t home;
+/* The entry in slot sl goes unreturned (a sweep deletes the slot): its
+ * counts and its data end. */
+static void drop(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
+{
+	forget(t, sl);
+	end_data(t, sl);
+}
 
-		i = (i + 1) & t->mask;
-		if (t->slot[i].e.pid == 0)
-			break;
-		home = hash_pid(t, t->slot[i].e.pid);
-		/* Move the entry at i into the hole unless its home lies
-		 * cyclically in (hole, i]: then it is reachable where it is. */
-		if (((i - home) & t->mask) >= ((i - hole) & t->mask)) {
-			t->slot[hole] = t->slot[i];
-			hole = i;
-		}
-	}
-	memset(&t->slot[hole], 0, sizeof(t->slot[hole]));
-	t->count--;
+/* Remove the entry in slot sl to return it (an exit's): kept with its data
+ * in t->gone, whose data ends at the next change. Returns that copy. */
+static struct cn_proc_slot *retire(struct cn_proc_tracker *t, struct cn_proc_slot *sl)
+{
+	end_gone(t);
+	memcpy(t->gone, sl, t->tab.size);
+	t->gone_held = 1;
+	forget(t, sl);
+	cn__htab_del(&t->tab, sl);
+	return t->gone;
 }
 
 struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *opts)
 {
 	struct cn_proc_tracker_opts o = { 0 };
 	struct cn_proc_tracker *t;
-	uint32_t slots = 2;
+	size_t size;
+	int r;
 
 	if (opts) {
 		if (opts->sz < offsetof(struct cn_proc_tracker_opts, flags) + sizeof(opts->flags) ||
@@ -167,37 +184,48 @@ struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *o
 	}
 	if (!o.max_entries)
 		o.max_entries = TRACKER_DEFAULT_MAX;
-	if ((o.flags & ~CN_PROC_TRACKER_NO_THREADS) || o.max_entries > TRACKER_MAX_MAX) {
+	if ((o.flags & ~CN_PROC_TRACKER_NO_THREADS) || o.max_entries > TRACKER_MAX_MAX ||
+	    o.data_size > CN_PROC_TRACKER_DATA_MAX || (o.data_end && !o.data_size)) {
 		errno = EINVAL;
 		return NULL;
 	}
-	while (slots < 2 * o.max_entries)
-		slots <<= 1;
+	/* A multiple of the alignment: every slot's data is aligned. */
+	size = PROC_SLOT_DATA + ((o.data_size + PROC_SLOT_ALIGN - 1) & ~(PROC_SLOT_ALIGN - 1));
 	t = calloc(1, sizeof(*t));
 	if (!t) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	t->slot = calloc(slots, sizeof(*t->slot));
-	if (!t->slot) {
+	t->gone = calloc(1, size);
+	r = t->gone ? cn__htab_init(&t->tab, o.max_entries, size) : -ENOMEM;
+	if (r < 0) {
+		free(t->gone);
 		free(t);
-		errno = ENOMEM;
+		errno = -r;
 		return NULL;
 	}
 	t->proc_fd = open(o.proc_root ? o.proc_root : "/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (t->proc_fd < 0) {
 		int err = errno;
 
-		free(t->slot);
+		cn__htab_free(&t->tab);
+		free(t->gone);
 		free(t);
 		errno = err;
 		return NULL;
 	}
-	t->mask = slots - 1;
-	t->max = o.max_entries;
 	t->flags = o.flags;
+	t->data_size = o.data_size;
+	t->data_end = o.data_end;
+	t->data_arg = o.data_arg;
 	t->stale = 1; /* nothing known until the first sync */
 	return t;
+}
+
+static int end_each(void *slot, void *arg)
+{
+	end_data(arg, slot);
+	return CN__HTAB_KEEP;
 }
 
 void cn_proc_tracker_free(struct cn_proc_tracker *t)
@@ -206,10 +234,36 @@ void cn_proc_tracker_free(struct cn_proc_tracker *t)
 
 	if (!t)
 		return;
+	end_gone(t);
+	if (t->data_end)
+		cn__htab_sweep(&t->tab, end_each, t);
 	close(t->proc_fd);
-	free(t->slot);
+	cn__htab_free(&t->tab);
+	free(t->gone);
 	free(t);
 	errno = saved;
+}
+
+void *cn_proc_tracker_data(struct cn_proc_tracker *t, const struct cn_proc_entry *e)
+{
+	uintptr_t at, first;
+
+	if (!t || !e || !t->data_size) {
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Compared as addresses: e may be any pointer, which pointer
+	 * subtraction may not be given. */
+	at = (uintptr_t)e - offsetof(struct cn_proc_slot, e);
+	first = (uintptr_t)t->tab.slot;
+	if (at == (uintptr_t)t->gone)
+		return data_of(t->gone);
+	if (at < first || (at - first) / t->tab.size > t->tab.mask ||
+	    (at - first) % t->tab.size != 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return data_of((struct cn_proc_slot *)at);
 }
 
 /* Not found: NULL with errno ENOENT. */
@@ -251,11 +305,12 @@ static void set_parent(struct cn_proc_tracker *t, struct cn_proc_slot *sl, pid_t
  * /proc too keeps the old one; its own exit event is on its way. */
 static void reparent_children(struct cn_proc_tracker *t, pid_t pid)
 {
-	for (uint32_t i = 0; i <= t->mask; i++) {
-		struct cn_proc_slot *sl = &t->slot[i];
+	struct cn_proc_slot *sl = NULL;
+
+	while ((sl = cn__htab_next(&t->tab, sl))) {
 		pid_t ppid;
 
-		if (!sl->e.pid || sl->e.ppid != pid || !visible(sl))
+		if (sl->e.ppid != pid || !visible(sl))
 			continue;
 		/* A thread's parent is its process's (the tgid's /proc). */
 		if (cn__proc_read_ppid(t->proc_fd, sl->e.tgid, &ppid) == 0 && ppid != pid)
@@ -263,20 +318,29 @@ static void reparent_children(struct cn_proc_tracker *t, pid_t pid)
 	}
 }
 
+struct threads_of {
+	struct cn_proc_tracker *t;
+	pid_t tgid;
+};
+
+static int remove_if_thread_of(void *slot, void *arg)
+{
+	struct cn_proc_slot *sl = slot;
+	struct threads_of *c = arg;
+
+	if (sl->e.tgid != c->tgid || sl->e.pid == c->tgid)
+		return CN__HTAB_KEEP;
+	drop(c->t, sl);
+	return CN__HTAB_DELETE;
+}
+
 /* Remove the threads of process tgid but its main thread: its exec ended
- * them (de_thread). Removal may shift a later entry into slot i: look at i
- * again then. */
+ * them (de_thread). */
 static void remove_threads_of(struct cn_proc_tracker *t, pid_t tgid)
 {
-	for (uint32_t i = 0; i <= t->mask;) {
-		struct cn_proc_slot *sl = &t->slot[i];
+	struct threads_of c = { t, tgid };
 
-		if (sl->e.pid && sl->e.tgid == tgid && sl->e.pid != tgid) {
-			remove_slot(t, sl);
-			continue;
-		}
-		i++;
-	}
+	cn__htab_sweep(&t->tab, remove_if_thread_of, &c);
 }
 
 /* Does sl hold the task this fork event is about, found by a sync that ran
@@ -307,6 +371,8 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	}
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED))
 		t->live++; /* alive again, as a new task */
+	if (sl && !counted)
+		renew_data(t, sl); /* another task's entry */
 	if (!sl)
 		sl = insert(t, ev->pid);
 	if (!sl)
@@ -345,6 +411,7 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
 		/* Its pid, reused: a task whose fork was lost. */
+		renew_data(t, sl);
 		memset(&sl->e, 0, sizeof(sl->e));
 		sl->e.pid = ev->pid;
 		sl->e.tgid = ev->tgid;
@@ -393,23 +460,22 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 static const struct cn_proc_entry *
 process_gone(struct cn_proc_tracker *t, struct cn_proc_slot *proc, const struct cn_proc_event *ev)
 {
-	struct cn_proc_slot *parent = parent_of(t, proc);
+	struct cn_proc_slot *parent = parent_of(t, proc), *g;
 	uint32_t status = ev->exit_code;
 
 	if (WIFSIGNALED(status) && proc->core)
 		status |= WCOREFLAG;
-	t->gone = proc->e;
-	t->gone.flags = (t->gone.flags & ~CN_PROC_ENTRY_MAIN_EXITED) | CN_PROC_ENTRY_EXITED;
-	t->gone.status = status;
-	/* The parent it had at the end (a thread's exit names none). */
-	if (ev->parent_tgid)
-		t->gone.ppid = ev->parent_tgid;
 	if (parent && parent->children)
 		parent->children--;
 	if (proc->children)
 		reparent_children(t, proc->e.pid);
-	remove_slot(t, proc);
-	return &t->gone;
+	g = retire(t, proc);
+	g->e.flags = (g->e.flags & ~CN_PROC_ENTRY_MAIN_EXITED) | CN_PROC_ENTRY_EXITED;
+	g->e.status = status;
+	/* The parent it had at the end (a thread's exit names none). */
+	if (ev->parent_tgid)
+		g->e.ppid = ev->parent_tgid;
+	return &g->e;
 }
 
 /* One thread of process proc (main or not) ended: it ends the process once
@@ -436,30 +502,26 @@ static const struct cn_proc_entry *thread_gone(struct cn_proc_tracker *t, struct
 static const struct cn_proc_entry *vanished_exit(struct cn_proc_tracker *t, struct cn_proc_slot *sl,
 						 const struct cn_proc_event *ev)
 {
-	struct cn_proc_entry thread = sl->e;
-	struct cn_proc_slot *proc;
+	struct cn_proc_slot *proc, *g;
 
 	if (ev->pid != ev->tgid) {
-		remove_slot(t, sl);
+		g = retire(t, sl);
 		proc = lookup(t, ev->tgid);
 		if (!proc || proc->e.tgid != ev->tgid ||
-		    !(proc->e.flags & CN_PROC_ENTRY_MAIN_EXITED) || proc->threads) {
-			t->gone = thread;
-			return &t->gone;
-		}
+		    !(proc->e.flags & CN_PROC_ENTRY_MAIN_EXITED) || proc->threads)
+			return &g->e;
 		if (visible(proc))
 			return process_gone(t, proc, ev);
 		sl = proc;
 	}
-	t->gone = sl->e;
+	g = retire(t, sl);
 	if (ev->parent_tgid)
-		t->gone.ppid = ev->parent_tgid;
-	t->gone.flags |= CN_PROC_ENTRY_EXITED;
-	t->gone.status = ev->exit_code;
-	if (WIFSIGNALED(t->gone.status) && sl->core)
-		t->gone.status |= WCOREFLAG;
-	remove_slot(t, sl);
-	return &t->gone;
+		g->e.ppid = ev->parent_tgid;
+	g->e.flags |= CN_PROC_ENTRY_EXITED;
+	g->e.status = ev->exit_code;
+	if (WIFSIGNALED(g->e.status) && g->core)
+		g->e.status |= WCOREFLAG;
+	return &g->e;
 }
 
 static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
@@ -484,11 +546,11 @@ static const struct cn_proc_entry *on_exit_event(struct cn_proc_tracker *t,
 		return done ? done : &sl->e; /* the process runs on */
 	}
 	if (sl && sl->e.tgid == ev->tgid && (sl->e.flags & CN_PROC_ENTRY_THREAD)) {
-		t->gone = sl->e;
-		remove_slot(t, sl);
+		struct cn_proc_slot *g = retire(t, sl);
+
 		proc = process_of(t, ev->tgid);
 		done = proc ? thread_gone(t, proc, ev, 0) : NULL;
-		return done ? done : &t->gone;
+		return done ? done : &g->e;
 	}
 	/* A thread not tracked: under NO_THREADS one of the counted ones,
 	 * unless it started before the process's last exec, which ended it
@@ -512,6 +574,7 @@ const struct cn_proc_entry *cn_proc_tracker_event(struct cn_proc_tracker *t,
 		errno = EINVAL;
 		return NULL;
 	}
+	end_gone(t); /* the last exit's entry is no longer valid */
 	t->st.events++;
 	/* A gap whose events all happened before the last sync began (the
 	 * event after it is older than that) was repaired by that sync: the
@@ -552,15 +615,16 @@ const struct cn_proc_entry *cn_proc_tracker_find(const struct cn_proc_tracker *t
 const struct cn_proc_entry *cn_proc_tracker_next(const struct cn_proc_tracker *t,
 						 const struct cn_proc_entry *prev)
 {
-	size_t i = 0;
+	const struct cn_proc_slot *sl = NULL;
 
 	if (!t)
 		return NULL;
 	if (prev)
-		i = (size_t)((const struct cn_proc_slot *)prev - t->slot) + 1;
-	for (; i <= t->mask; i++)
-		if (t->slot[i].e.pid && visible(&t->slot[i]))
-			return &t->slot[i].e;
+		sl = (const struct cn_proc_slot *)((const unsigned char *)prev -
+						   offsetof(struct cn_proc_slot, e));
+	while ((sl = cn__htab_next(&t->tab, sl)))
+		if (visible(sl))
+			return &sl->e;
 	return NULL;
 }
 
@@ -594,17 +658,15 @@ int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t)
 static void count_children(struct cn_proc_tracker *t)
 {
 	int threads = !(t->flags & CN_PROC_TRACKER_NO_THREADS);
-	uint32_t i;
+	struct cn_proc_slot *sl = NULL, *p;
 
-	for (i = 0; i <= t->mask; i++) {
-		t->slot[i].children = 0;
+	while ((sl = cn__htab_next(&t->tab, sl))) {
+		sl->children = 0;
 		if (threads)
-			t->slot[i].threads = 0;
+			sl->threads = 0;
 	}
-	for (i = 0; i <= t->mask; i++) {
-		struct cn_proc_slot *sl = &t->slot[i], *p;
-
-		if (!sl->e.pid || !visible(sl))
+	while ((sl = cn__htab_next(&t->tab, sl))) {
+		if (!visible(sl))
 			continue;
 		p = parent_of(t, sl);
 		if (p)
@@ -686,6 +748,7 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	if (sl && (sl->e.flags & CN_PROC_ENTRY_VANISHED)) {
 		/* Reported vanished by an earlier sync; its pid is in use
 		 * again by a task whose fork was lost. */
+		renew_data(t, sl);
 		fill_scanned(sl, task);
 		sl->gen = t->gen;
 		t->live++;
@@ -693,12 +756,12 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 		return 0;
 	}
 	if (sl && !same_task(&sl->e, task)) {
-		/* The pid was reused while blind. */
-		struct cn_proc_entry old = sl->e;
-
+		/* The pid was reused while blind: the old task vanished
+		 * (told with its data), the new one appeared. */
+		report(c, &sl->e, CN_PROC_VANISHED);
+		renew_data(t, sl);
 		fill_scanned(sl, task);
 		sl->gen = t->gen;
-		report(c, &old, CN_PROC_VANISHED);
 		report(c, &sl->e, CN_PROC_APPEARED);
 		return 0;
 	}
@@ -723,15 +786,36 @@ static int sync_task(const struct cn_proc_task *task, void *arg)
 	return 0;
 }
 
+/* A slot the scan did not see: reported vanished, kept until the next sync,
+ * flagged: its exit may be on its way still (it ended while /proc was
+ * read). One an earlier sync reported vanished, with no exit since, is
+ * gone for good. */
+static int sweep_unseen(void *slot, void *arg)
+{
+	struct cn_proc_slot *sl = slot;
+	struct sync_ctx *c = arg;
+
+	if (sl->gen == c->t->gen)
+		return CN__HTAB_KEEP;
+	if (!visible(sl)) {
+		drop(c->t, sl);
+		return CN__HTAB_DELETE;
+	}
+	sl->e.flags |= CN_PROC_ENTRY_VANISHED;
+	c->t->live--;
+	report(c, &sl->e, CN_PROC_VANISHED);
+	return CN__HTAB_KEEP;
+}
+
 int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *arg)
 {
 	struct sync_ctx c = { .t = t, .fn = fn, .arg = arg };
 	uint64_t start;
-	uint32_t i;
 	int r;
 
 	if (!t)
 		return cn_fail(EINVAL);
+	end_gone(t); /* the last exit's entry is no longer valid */
 	c.report_appeared = t->st.syncs > 0;
 	t->gen++;
 	start = mono_ns();
@@ -744,26 +828,8 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 		count_children(t);
 		return cn_fail(-r);
 	}
-	/* Entries /proc no longer shows. Removal may shift a later entry
-	 * into slot i: look at i again then. */
-	for (i = 0; i <= t->mask;) {
-		struct cn_proc_slot *sl = &t->slot[i];
-
-		if (sl->e.pid && sl->gen != t->gen) {
-			/* Reported vanished by an earlier sync and no exit
-			 * since: gone for good. */
-			if (!visible(sl)) {
-				remove_slot(t, sl);
-				continue;
-			}
-			/* Kept until the next sync, flagged: its exit may be
-			 * on its way still (it ended while /proc was read). */
-			sl->e.flags |= CN_PROC_ENTRY_VANISHED;
-			t->live--;
-			report(&c, &sl->e, CN_PROC_VANISHED);
-		}
-		i++;
-	}
+	/* Entries /proc no longer shows. */
+	cn__htab_sweep(&t->tab, sweep_unseen, &c);
 	count_children(t);
 	t->stale = 0;
 	t->lost_first_ns = t->lost_last_ns = 0;

@@ -53,11 +53,12 @@ else
 	echo "ARCH-NATIVE32 no (kernel $(uname -r))"
 fi
 
-# in_build_ctest ARGS...: ctest ARGS in the build directory, in the chroot.
+# in_build_ctest ARGS...: ctest ARGS in the build directory, in the chroot,
+# through scripts/ctest-ci (CI's skip rule, as on the host).
 in_build_ctest() {
 	chroot "$r" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root CI="$ARCH_CI" /bin/sh -c 'cd "$1" && shift && exec ctest "$@"' sh \
-		"$ARCH_BUILD" "$@"
+		HOME=/root CI="$ARCH_CI" /bin/sh -c 'src=$1 && cd "$2" && shift 2 && exec "$src/scripts/ctest-ci" "$@"' \
+		sh "$ARCH_SRC" "$ARCH_BUILD" "$@"
 }
 echo "ARCH-HOST-BEGIN"
 rc=0

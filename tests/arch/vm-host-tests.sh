@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # vm-host-tests.sh BUILD_DIR [ctest args...]: run a 32-bit (i386) build's
@@ -21,7 +21,7 @@
 # vm_kernel). Boot and judge: tests/vm/lib/vm.sh (a kernel report in the
 # guest's log fails the run). VM_TIMEOUT (s, default 1500), VM_SMP, VM_MEM.
 # Exit: 0 passed, 1 failed, 77 cannot run here (no qemu, kernel, busybox).
-set -eu
+set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 VM_SRC=$SRC
@@ -71,7 +71,7 @@ add_module() { # add_module PATH (relative to MODDIR, as modules.dep has it)
 	echo "$name" >>"$VM_ROOT/lib/arch-mod/order"
 }
 for m in virtio_pci 9pnet_virtio 9p; do
-	p=$(grep -E "/$m\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" | cut -d: -f1 || true)
+	p=$({ grep -E "/$m\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" || [ $? = 1 ]; } | cut -d: -f1)
 	if [ -n "$p" ]; then
 		add_module "$p"
 	elif ! grep -qE "/$m\.ko" "$MODDIR/modules.builtin" 2>/dev/null; then

@@ -4,16 +4,8 @@
 #   . "$(dirname "$0")/../lib.sh"
 # (bash). A check keeps its own fail(), naming its own outputs.
 
-# skip REASON: exit 77, CTest's skip; in CI (CI=true) everything must run,
-# so a skip fails there instead.
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL (a skip in CI): $1"
-		exit 1
-	fi
-	echo "SKIP: $1"
-	exit 77
-}
+# skip REASON: exit 77 (skipped), or fail in CI (tests/skip.sh).
+. "${BASH_SOURCE[0]%/*}/../skip.sh"
 
 # show_tail N FILE...: the last N lines of each FILE that is not empty,
 # under its name (what a failure shows of the outputs).
@@ -40,4 +32,14 @@ await_cmd() {
 		sleep 0.1
 	done
 	return 0
+}
+
+# stop_int PID WHAT: end the process PID with SIGINT, as a person at its
+# terminal would, and fail (the caller's fail()) unless it exits 0: a
+# program that takes SIGINT as its way to end must end cleanly on it.
+stop_int() {
+	local pid=$1 what=$2 rc=0
+	kill -INT "$pid" || fail "$what ($pid) had already ended before SIGINT"
+	wait "$pid" || rc=$?
+	[ "$rc" = 0 ] || fail "$what exited $rc after SIGINT"
 }

@@ -8,17 +8,16 @@
 # Needs root and unshare; exits 77 (skipped) otherwise.
 # Usage: check-default-prefix.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
+. "$(dirname "$0")/../skip.sh"
 build=$1
 src=$2
 if [ -z "${CN_IN_NAMESPACE:-}" ]; then
 	if [ "$(id -u)" -ne 0 ] || ! command -v unshare >/dev/null; then
-		echo "SKIP: needs root and unshare"
-		exit 77
+		skip "needs root and unshare"
 	fi
 	prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
 	if [ "$prefix" != /usr/local ]; then
-		echo "SKIP: the build installs to $prefix, not the default /usr/local"
-		exit 77
+		skip "the build installs to $prefix, not the default /usr/local"
 	fi
 	CN_IN_NAMESPACE=1 exec unshare --mount --propagation private "$0" "$@"
 fi

@@ -68,7 +68,7 @@ so=$(readlink -f "$libs_dir/libcn.so")
 soname=$(objdump -p "$so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libcn.so.0" ] || { echo "FAIL: soname is '$soname'"; exit 1; }
 bad=$(nm -D --defined-only "$so" | awk '{print $3}' | sed 's/@.*//' |
-	grep -v -e '^cn_' -e '^LIBCN_' || true)
+	grep -v -e '^cn_' -e '^LIBCN_' || [ $? = 1 ])
 if [ -n "$bad" ]; then
 	echo "FAIL: exported symbols outside cn_: $bad"
 	exit 1
@@ -83,7 +83,7 @@ missing=$(comm -13 <(echo "$names") <(echo "$declared"))
 extra=$(comm -23 <(echo "$names") <(echo "$declared"))
 [ -z "$missing" ] || fail "declared CN_EXPORT but not exported (list in src/libcn.map):" $missing
 [ -z "$extra" ] || fail "exported but not declared CN_EXPORT:" $extra
-unversioned=$(echo "$exported" | grep -v '@@LIBCN_[0-9]*\.[0-9]*$' || true)
+unversioned=$(grep -v '@@LIBCN_[0-9]*\.[0-9]*$' <<<"$exported" || [ $? = 1 ])
 [ -z "$unversioned" ] || fail "exports outside a LIBCN_ version node:" $unversioned
 # Every exported function has a man page (the group's page or a link to it).
 for f in $names; do
@@ -104,7 +104,7 @@ debian_docs=$(find "$prefix/share/doc" -name 'changelog*' -o -name copyright)
 # Each page renders without a warning from man's formatter.
 for page in "$prefix"/share/man/man1/cnctl.1.gz "$prefix"/share/man/man3/*.3.gz; do
 	[ ! -L "$page" ] || continue # a link to a page checked here too
-	warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null || true)
+	warn=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null) || fail "man -l $page exited $?: $warn"
 	[ -z "$warn" ] || { echo "FAIL: $page: $warn"; exit 1; }
 done
 

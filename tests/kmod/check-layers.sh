@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # check-layers.sh - the files of cnbus.ko form layers, not a circle: each
@@ -8,7 +8,7 @@
 #
 # Usage: check-layers.sh [SRC]   (SRC: the libcn source tree, default ../..)
 # Exit: 0 layered, 1 a call goes up a layer.
-set -eu
+set -euo pipefail
 
 SRC=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 LAYERS="cnbus_params.c cnbus_dev.c cnbus_notify.c cnbus_core.c cnbus_cbus.c cnbus_genl.c cnbus_main.c"
@@ -25,7 +25,8 @@ done
 # defs FILE: the functions FILE defines (a line starting with a type, then
 # name and '(' ; static or not).
 defs() {
-	grep -E '^[a-z][a-zA-Z0-9_ *]*[ *]cnbus_[a-z0-9_]+\(' "$SRC/kmod/$1" |
+	# grep's 1: a file that defines none
+	{ grep -E '^[a-z][a-zA-Z0-9_ *]*[ *]cnbus_[a-z0-9_]+\(' "$SRC/kmod/$1" || [ $? = 1 ]; } |
 		sed -E 's/^.*[ *](cnbus_[a-z0-9_]+)\(.*/\1/' | sort -u
 }
 

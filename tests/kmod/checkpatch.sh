@@ -13,14 +13,10 @@
 # Exit: 0 clean, 1 a report, 77 no linux-source-6.12 or perl (a failure
 #       with CI=true).
 set -eu
+. "$(dirname "$0")/../skip.sh"
 
 SRC=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 TARBALL=${LINUX_SOURCE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
-skip() {
-	echo "SKIP: $*"
-	[ "${CI:-}" = true ] && exit 1
-	exit 77
-}
 [ -r "$TARBALL" ] || skip "no $TARBALL (apt-get install linux-source-6.12)"
 command -v perl >/dev/null || skip "no perl"
 

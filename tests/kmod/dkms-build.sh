@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # dkms-build.sh - kmod/dkms.conf works: "dkms add", "dkms build" and
@@ -15,18 +15,11 @@
 # Usage: dkms-build.sh [SRC]   (SRC: the libcn source tree, default ../..)
 # Exit: 0 built and removed, 1 failure, 77 dkms or the headers are missing
 #       (with CI=true a missing tool is a failure: CI must run everything).
-set -eu
+set -euo pipefail
+. "$(dirname "$0")/../skip.sh"
 
 SRC=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 
-skip() {
-	if [ "${CI:-}" = true ]; then
-		echo "FAIL: cannot run in CI: $*"
-		exit 1
-	fi
-	echo "SKIP: $*"
-	exit 77
-}
 fail() { echo "FAIL: $*"; exit 1; }
 
 command -v dkms >/dev/null || skip "dkms not installed (Debian package dkms)"
@@ -34,10 +27,15 @@ command -v make >/dev/null || skip "make not installed"
 # newest PATTERN [-rt]: the newest installed kernel whose headers match
 # PATTERN, of the plain or (-rt) the PREEMPT_RT flavour.
 newest() {
-	# shellcheck disable=SC2012,SC2086 # $1 is a glob
-	ls -d /lib/modules/$1/build 2>/dev/null | sed 's|^/lib/modules/||; s|/build$||' |
-		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi |
-		sort -V | tail -n 1
+	local d
+	# shellcheck disable=SC2086 # $1 is a glob
+	for d in /lib/modules/$1/build; do
+		[ -e "$d" ] || continue
+		d=${d#/lib/modules/}
+		echo "${d%/build}"
+	done | { # grep's 1: no kernel of that flavour
+		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi || [ $? = 1 ]
+	} | sort -V | tail -n 1
 }
 if [ -z "${KVER:-}" ]; then
 	K61=$(newest '6.1.0-*-amd64')
@@ -64,13 +62,21 @@ trap 'rm -rf "$S"' EXIT
 export mok_signing_key="$S/mok.key" mok_certificate="$S/mok.pub"
 D="--sourcetree $S/src --dkmstree $S/dkms"
 mkdir -p "$S/src" "$S/dkms"
-SYS_BEFORE=$(ls -A /var/lib/dkms /usr/src 2>/dev/null | sort | tr '\n' ' ')
+# sys_state: what DKMS keeps system-wide (a directory may not exist).
+sys_state() {
+	local d
+	for d in /var/lib/dkms /usr/src; do
+		if [ -d "$d" ]; then ls -A "$d"; fi
+	done | sort | tr '\n' ' '
+}
+SYS_BEFORE=$(sys_state)
 
 echo "== make dkms-tree DEST=$S/src/$NAME-$VERSION"
 make -s -C "$SRC/kmod" dkms-tree DEST="$S/src/$NAME-$VERSION" || fail "make dkms-tree"
 ls "$S/src/$NAME-$VERSION" "$S/src/$NAME-$VERSION/include/libcn"
 # The tree must be sources only (no objects or generated files of a build in kmod/).
-if ls "$S/src/$NAME-$VERSION" | grep -E '\.(o|ko|mod|mod\.c|cmd|symvers|order)$'; then
+tree=$(ls "$S/src/$NAME-$VERSION")
+if grep -E '\.(o|ko|mod|mod\.c|cmd|symvers|order)$' <<<"$tree"; then
 	fail "build products copied into the DKMS source tree"
 fi
 
@@ -105,9 +111,12 @@ build() {
 	# shellcheck disable=SC2086
 	STATUS=$(dkms status -m "$NAME" -v "$VERSION" -k "$kver" $D)
 	echo "$STATUS"
-	echo "$STATUS" | grep -q "built" || fail "dkms status does not say built for $kver"
+	grep -q "built" <<<"$STATUS" || fail "dkms status does not say built for $kver"
 	for m in $2; do
-		ko=$(ls "$S/dkms/$NAME/$VERSION/$kver"/*/module/$m.ko* 2>/dev/null | head -n 1)
+		ko=
+		for f in "$S/dkms/$NAME/$VERSION/$kver"/*/module/$m.ko*; do
+			[ -e "$f" ] && ko=$f && break
+		done
 		[ -n "$ko" ] || fail "$m.ko not built for $kver"
 		unpack "$ko" "$S/$m.ko"
 		vermagic=$(modinfo -F vermagic "$S/$m.ko")
@@ -141,6 +150,6 @@ done
 dkms remove -m "$NAME" -v "$VERSION" --all $D || fail "dkms remove"
 [ ! -e "$S/dkms/$NAME/$VERSION" ] || fail "dkms remove left $S/dkms/$NAME/$VERSION"
 
-SYS_AFTER=$(ls -A /var/lib/dkms /usr/src 2>/dev/null | sort | tr '\n' ' ')
+SYS_AFTER=$(sys_state)
 [ "$SYS_BEFORE" = "$SYS_AFTER" ] || fail "/var/lib/dkms or /usr/src changed: '$SYS_BEFORE' -> '$SYS_AFTER'"
 echo "PASS: dkms add/build/remove of $NAME/$VERSION for $KVER"

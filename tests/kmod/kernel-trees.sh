@@ -7,7 +7,8 @@
 # Debian's archive alone, into a cache keyed by what went into them:
 #   - a private apt configuration (its own sources list, lists, cache and an
 #     empty status; Debian's archive keyring) under the cache: the machine's
-#     apt sources are left alone and nothing is installed;
+#     apt sources are left alone and nothing is installed (private-apt.sh;
+#     tests/vm/kernel-cache.sh takes the same kernel's images through it);
 #   - linux-source-VERSION, and the flavours' linux-headers-ABI-FLAVOUR for
 #     their .config and Module.symvers (so modpost checks every symbol and
 #     the modules' vermagic is the kernel's), unpacked with dpkg-deb -x;
@@ -30,18 +31,10 @@ cache=${KMOD_TREE_CACHE:-/var/cache/libcn/kmod-trees}
 suite=${KMOD_TREE_SUITE:-unstable}
 version=${KMOD_TREE_VERSION:-7.2}
 flavours=(amd64 rt-amd64)
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 
-mkdir -p "$cache/apt/lists/partial" "$cache/apt/cache/archives/partial"
-echo "deb [signed-by=$keyring] http://deb.debian.org/debian $suite main" >"$cache/apt/sources.list"
-apt_opts=(-o "Dir::Etc::SourceList=$cache/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-	-o "Dir::State::Lists=$cache/apt/lists" -o "Dir::Cache=$cache/apt/cache"
-	-o Dir::State::status=/dev/null -o APT::Architecture=amd64 -o APT::Architectures::=amd64
-	-o Debug::NoLocking=1 -o APT::Sandbox::User=root -q)
-apt-get "${apt_opts[@]}" update >"$cache/apt/update.log" 2>&1 || {
-	cat "$cache/apt/update.log"
-	exit 1
-}
+# shellcheck source=tests/kmod/private-apt.sh
+. "$(dirname "$0")/private-apt.sh"
+private_apt "$cache" "$suite"
 src_ver=$(apt-cache "${apt_opts[@]}" show "linux-source-$version" 2>/dev/null |
 	sed -n 's/^Version: //p' | sort -V | tail -n 1)
 [ -n "$src_ver" ] || {

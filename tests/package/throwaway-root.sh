@@ -96,7 +96,8 @@ troot_left() {
 	for p in "$@"; do
 		prune+=(-path "./$p" -o)
 	done
-	troot_upper_diff "${prune[@]}" | grep -vxF -f "$TROOT_BEFORE" || true
+	# grep's 1 is only "nothing left"; find's or grep's error fails.
+	troot_upper_diff "${prune[@]}" | grep -vxF -f "$TROOT_BEFORE" || [ $? = 1 ]
 }
 
 # troot_upper_diff FIND_PRUNE_ARGS...: troot_left's list, before what

@@ -10,7 +10,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 1 ] || { echo "usage: $0 SRCDIR OBJECT..." >&2; exit 2; }
 src=$1
 shift
-command -v nm >/dev/null && command -v tsort >/dev/null || exit 77
+. "$(dirname "$0")/../skip.sh"
+command -v nm >/dev/null && command -v tsort >/dev/null || skip "needs nm and tsort (binutils, coreutils)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for o in "$@"; do

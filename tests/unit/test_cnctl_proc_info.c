@@ -6,8 +6,11 @@
  * /proc said when the batch came in, even when the process is gone by the
  * time its event is handled; an exec that a later exec or the exit of the
  * same process follows in the batch is named by nothing rather than by
- * another program's command line. The processes are real children, their
- * command lines read from the real /proc.
+ * another program's command line. What is known of a process lives in its
+ * tracker entry (cn_proc_tracker_data): a fork's child shares its parent's
+ * command line, and lets it go when the tracker ends its entry. The
+ * processes are real children, their command lines read from the real
+ * /proc.
  */
 #include <signal.h>
 #include <stddef.h>
@@ -73,13 +76,14 @@ static struct cn_proc_event exit_of(pid_t pid, pid_t tid)
 static void setup_state(struct proc_state *st)
 {
 	*st = (struct proc_state){ .o = &opts };
-	assert_int_equal(proc_info_init(st), 0);
+	assert_int_equal(proc_info_init(st, 0), 0);
+	assert_non_null(st->t);
 }
 
 /* The command line a handled exec left in the table ("" for none). */
 static const char *cmdline_after(struct proc_state *st, const struct cn_proc_event *ev)
 {
-	struct proc_info *p = proc_info_event(st, ev);
+	struct proc_info *p = proc_info_event(st, ev, cn_proc_tracker_event(st->t, ev));
 
 	assert_non_null(p);
 	assert_true(p->flags & PROC_INFO_CMD_TRIED);
@@ -188,6 +192,53 @@ static void unused_prefetch_released(void **state)
 	free(second);
 }
 
+/* A fork's child runs its parent's command line: shared (one more
+ * reference), and let go when the tracker ends the child's entry, at the
+ * tracker's next change after the exit that ended it. */
+static void child_shares_and_ends_with_its_entry(void **state)
+{
+	struct proc_state st;
+	pid_t pid = start_sleeper("0.6");
+	/* A child pid no task has (above any pid_max). */
+	pid_t child = 4194304 + 1;
+	struct cn_proc_event ev = exec_of(pid);
+	struct proc_cmdline *cmd;
+	struct proc_info *p;
+
+	(void)state;
+	setup_state(&st);
+	assert_memory_equal(cmdline_after(&st, &ev),
+			    "sleep\0"
+			    "60\0"
+			    "0.6",
+			    13);
+	cmd = proc_info_find(&st, pid)->cmd;
+	assert_non_null(cmd);
+	assert_int_equal(cmd->refs, 1);
+	ev = (struct cn_proc_event){ .what = CN_PROC_FORK,
+				     .pid = child,
+				     .tgid = child,
+				     .parent_pid = pid,
+				     .parent_tgid = pid };
+	p = proc_info_event(&st, &ev, cn_proc_tracker_event(st.t, &ev));
+	assert_non_null(p);
+	assert_ptr_equal(p->cmd, cmd);
+	assert_int_equal(cmd->refs, 2);
+	ev = exit_of(child, child);
+	p = proc_info_event(&st, &ev, cn_proc_tracker_event(st.t, &ev));
+	assert_non_null(p); /* the exit's: still there while it is printed */
+	assert_ptr_equal(p->cmd, cmd);
+	assert_ptr_equal(proc_info_find(&st, child), p);
+	proc_info_exited(&st, p);
+	assert_null(proc_info_find(&st, child));
+	assert_int_equal(cmd->refs, 2);
+	ev = (struct cn_proc_event){ .what = CN_PROC_UID, .pid = pid, .tgid = pid };
+	proc_info_event(&st, &ev, cn_proc_tracker_event(st.t, &ev));
+	assert_int_equal(cmd->refs, 1); /* the child's entry ended */
+	end(pid);
+	proc_info_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -196,6 +247,7 @@ int main(void)
 		cmocka_unit_test(exec_followed_by_another_exec_unnamed),
 		cmocka_unit_test(exec_followed_by_its_exit_unnamed),
 		cmocka_unit_test(unused_prefetch_released),
+		cmocka_unit_test(child_shares_and_ends_with_its_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

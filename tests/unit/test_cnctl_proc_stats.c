@@ -4,7 +4,8 @@
  * (tools/cnctl/proc_stats.c): the tasks that appeared and vanished during
  * that resync, counted from the moment it began, never a count from before
  * it, nor a wrapped-around one when an exit takes back a task an earlier
- * resync reported vanished.
+ * resync reported vanished; and the per-command table (--stats): a row per
+ * command, found by its name, up to the bound, the rest as "(other)".
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,10 +100,61 @@ static void test_counts_per_resync(void **state)
 	proc_stats_free(&st);
 }
 
+static void count(struct proc_state *st, uint32_t what, const char *comm, uint32_t code)
+{
+	struct cn_proc_event ev = { .what = what, .pid = 7, .tgid = 7, .exit_code = code };
+	struct cn_proc_entry e = { .pid = 7, .tgid = 7, .flags = CN_PROC_ENTRY_EXITED };
+
+	snprintf(e.comm, sizeof(e.comm), "%s", comm);
+	proc_stats_event(st, &ev, &e);
+}
+
+static void test_rows_by_command(void **state)
+{
+	struct proc_state st = { .o = &opts };
+	char *out = NULL, name[16];
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(proc_stats_init(&st), 0);
+	count(&st, CN_PROC_FORK, "sh", 0);
+	count(&st, CN_PROC_EXEC, "ls", 0);
+	count(&st, CN_PROC_EXEC, "sh", 0);
+	count(&st, CN_PROC_EXIT, "sh", 1 << 8);
+	count(&st, CN_PROC_EXIT, "ls", 0);
+	/* 4094 more commands fill the table's 4096 rows; two beyond it. */
+	for (int i = 0; i < 4094; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		count(&st, CN_PROC_EXEC, name, 0);
+	}
+	count(&st, CN_PROC_EXEC, "beyond1", 0);
+	count(&st, CN_PROC_EXEC, "beyond2", 0);
+	count(&st, CN_PROC_EXEC, "c17", 0); /* has its row */
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	proc_stats_print(f, &st);
+	fclose(f);
+	assert_non_null(
+	    strstr(out, "\n       1        0        1        1        1        0  sh\n"));
+	assert_non_null(
+	    strstr(out, "\n       0        0        1        1        0        0  ls\n"));
+	assert_non_null(
+	    strstr(out, "\n       0        0        2        0        0        0  c17\n"));
+	assert_non_null(
+	    strstr(out, "\n       0        0        2        0        0        0  (other)\n"));
+	assert_null(strstr(out, "beyond"));
+	assert_non_null(
+	    strstr(out, "\n       1        0     4099        2        1        0  (total)\n"));
+	free(out);
+	proc_stats_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counts_per_resync),
+		cmocka_unit_test(test_rows_by_command),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

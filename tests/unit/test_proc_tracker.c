@@ -4,7 +4,9 @@
  * captured events, over a fake procfs tree in a temporary directory (the
  * tracker's proc_root), so every name, parent and start time is known.
  * clock_gettime is wrapped (-Wl,--wrap) so that a test can hold
- * CLOCK_MONOTONIC still and move it by exact steps.
+ * CLOCK_MONOTONIC still and move it by exact steps. The caller's data in
+ * entries (cn_proc_tracker_data) is tagged with the task it was written
+ * for and followed through moves, new tasks, execs, syncs and its end.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -821,6 +823,241 @@ static void test_sync_timeout(void **state)
 	cn_proc_tracker_free(t);
 }
 
+/* The caller's data in each entry (cn_proc_tracker_data): a tag naming the
+ * task it was written for, and what data_end was told. */
+struct tag {
+	int32_t pid;
+	uint32_t seq; /* which of the pid's tasks */
+	char more[40];
+};
+
+struct ends {
+	int n;
+	struct tag got[64];
+	pid_t entry_pid[64]; /* the entry each was told with */
+};
+
+static void on_end(const struct cn_proc_entry *e, void *data, void *arg)
+{
+	struct ends *c = arg;
+
+	assert_true(c->n < 64);
+	memcpy(&c->got[c->n], data, sizeof(struct tag));
+	c->entry_pid[c->n++] = e->pid;
+}
+
+static struct cn_proc_tracker *data_tracker(uint32_t max, struct ends *c)
+{
+	struct cn_proc_tracker_opts o = { .sz = sizeof(o),
+					  .max_entries = max,
+					  .proc_root = root,
+					  .data_size = sizeof(struct tag),
+					  .data_end = on_end,
+					  .data_arg = c };
+	struct cn_proc_tracker *t = cn_proc_tracker_new(&o);
+
+	assert_non_null(t);
+	return t;
+}
+
+static struct tag *data_of(struct cn_proc_tracker *t, const struct cn_proc_entry *e)
+{
+	struct tag *d;
+
+	assert_non_null(e);
+	d = cn_proc_tracker_data(t, e);
+	assert_non_null(d);
+	assert_int_equal((uintptr_t)d % _Alignof(max_align_t), 0);
+	return d;
+}
+
+/* A fork of pid by init, its data tagged: (pid, seq). */
+static void fork_tagged(struct cn_proc_tracker *t, pid_t pid, uint32_t seq)
+{
+	struct cn_proc_event ev = ev_fork(1, 1, pid, pid, 1000 + seq);
+	struct tag *d = data_of(t, cn_proc_tracker_event(t, &ev));
+	static const char zero[sizeof(struct tag)];
+
+	assert_memory_equal(d, zero, sizeof(zero)); /* a new task's: zeroed */
+	d->pid = pid;
+	d->seq = seq;
+}
+
+static void assert_tagged(struct cn_proc_tracker *t, pid_t pid, uint32_t seq)
+{
+	struct tag *d = data_of(t, cn_proc_tracker_find(t, pid));
+
+	assert_int_equal(d->pid, pid);
+	assert_int_equal(d->seq, seq);
+}
+
+/* Options: data_size bounded, data_end only with data; data refused for a
+ * tracker without it and for a pointer that is no entry; a program built
+ * before data_size (a smaller sz) gets none. */
+static void test_data_opts(void **state)
+{
+	struct cn_proc_tracker_opts o = { .sz = sizeof(o), .proc_root = root };
+	struct cn_proc_tracker *t;
+	struct ends c = { 0 };
+	const struct cn_proc_entry *e;
+	struct cn_proc_entry other = { 0 };
+
+	(void)state;
+	o.data_size = CN_PROC_TRACKER_DATA_MAX + 1;
+	assert_null(cn_proc_tracker_new(&o));
+	assert_int_equal(errno, EINVAL);
+	o.data_size = 0;
+	o.data_end = on_end;
+	assert_null(cn_proc_tracker_new(&o));
+	assert_int_equal(errno, EINVAL);
+	o.data_end = NULL;
+	o.data_size = CN_PROC_TRACKER_DATA_MAX;
+	t = cn_proc_tracker_new(&o);
+	assert_non_null(t);
+	cn_proc_tracker_free(t);
+
+	o.sz = offsetof(struct cn_proc_tracker_opts, data_size);
+	o.data_size = 64; /* past the old sz: not read */
+	t = cn_proc_tracker_new(&o);
+	assert_non_null(t);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	e = cn_proc_tracker_find(t, 100);
+	assert_non_null(e);
+	assert_null(cn_proc_tracker_data(t, e));
+	assert_int_equal(errno, EINVAL);
+	cn_proc_tracker_free(t);
+
+	t = data_tracker(0, &c);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	e = cn_proc_tracker_find(t, 100);
+	assert_non_null(cn_proc_tracker_data(t, e));
+	assert_null(cn_proc_tracker_data(t, &other));
+	assert_int_equal(errno, EINVAL);
+	assert_null(cn_proc_tracker_data(t, (const struct cn_proc_entry *)((const char *)e + 8)));
+	assert_int_equal(errno, EINVAL);
+	assert_null(cn_proc_tracker_data(NULL, e));
+	assert_null(cn_proc_tracker_data(t, NULL));
+	cn_proc_tracker_free(t);
+	assert_int_equal(c.n, 3); /* init, bash, bash-worker */
+}
+
+/* Deleting an entry moves the later ones of its probe run back, across the
+ * end of the table: their data moves with them. Pids that are 15 modulo 16
+ * share the last of a 16-slot table's slots as home, pids that are 0
+ * modulo 16 the first: 31, 47, 63 fill slots 15, 0, 1 and 32, 48 slots 2,
+ * 3; 31's exit moves every one of them back. */
+static void test_data_moves_with_its_entry(void **state)
+{
+	static const pid_t pids[] = { 31, 47, 63, 32, 48 };
+	struct ends c = { 0 };
+	struct cn_proc_tracker *t = data_tracker(8, &c);
+	const struct cn_proc_entry *e;
+	struct cn_proc_event ev;
+	struct tag *d;
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++)
+		fork_tagged(t, pids[i], 1);
+	ev = ev_simple(CN_PROC_EXIT, 31, 31, 2000);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_non_null(e);
+	assert_true(e->flags & CN_PROC_ENTRY_EXITED);
+	/* The exit's entry keeps its data until the next change. */
+	d = data_of(t, e);
+	assert_int_equal(d->pid, 31);
+	assert_int_equal(c.n, 0);
+	for (size_t i = 1; i < 5; i++)
+		assert_tagged(t, pids[i], 1);
+	ev = ev_simple(CN_PROC_COMM, 47, 47, 2001);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(c.n, 1); /* 31's, at the next event */
+	assert_int_equal(c.got[0].pid, 31);
+	assert_int_equal(c.entry_pid[0], 31);
+	ev = ev_simple(CN_PROC_EXIT, 48, 48, 2002);
+	e = cn_proc_tracker_event(t, &ev);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(data_of(t, e)->pid, 48);
+	for (size_t i = 1; i < 4; i++)
+		assert_tagged(t, pids[i], 1);
+	cn_proc_tracker_free(t);
+	assert_int_equal(c.n, 5); /* 48's and the three left, at the free */
+}
+
+/* A pid's entry taken by a new task (its exit was lost) ends the old
+ * task's data and starts the new one's zeroed; an exec keeps it; the
+ * threads an exec ends end at once. */
+static void test_data_of_a_new_task_and_exec(void **state)
+{
+	struct ends c = { 0 };
+	struct cn_proc_tracker *t = data_tracker(0, &c);
+	struct cn_proc_event ev;
+
+	(void)state;
+	fork_tagged(t, 500, 1);
+	fork_tagged(t, 500, 2); /* checks the new data is zeroed */
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.got[0].pid, 500);
+	assert_int_equal(c.got[0].seq, 1);
+	assert_tagged(t, 500, 2);
+
+	set_comm(500, "ls\n");
+	ev = ev_simple(CN_PROC_EXEC, 500, 500, 3000);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_tagged(t, 500, 2);
+
+	/* A thread of 500, then an exec by the process: the thread ends. */
+	ev = ev_fork(500, 500, 501, 500, 3100);
+	data_of(t, cn_proc_tracker_event(t, &ev))->pid = 501;
+	ev = ev_simple(CN_PROC_EXEC, 500, 500, 3200);
+	assert_non_null(cn_proc_tracker_event(t, &ev));
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.got[1].pid, 501);
+	assert_null(cn_proc_tracker_find(t, 501));
+	assert_tagged(t, 500, 2);
+	cn_proc_tracker_free(t);
+	assert_int_equal(c.n, 3);
+}
+
+static void check_vanished_data(const struct cn_proc_entry *e, enum cn_proc_change ch, void *arg)
+{
+	struct cn_proc_tracker *t = arg;
+	struct tag *d = cn_proc_tracker_data(t, e);
+
+	assert_non_null(d);
+	if (ch == CN_PROC_VANISHED)
+		assert_int_equal(d->pid, e->pid); /* still the task's */
+	else
+		assert_int_equal(d->pid, 0); /* a new task's: zeroed */
+}
+
+/* A sync: a vanished task's data is there in its report and until the next
+ * sync forgets it (then it ends); a pid reused while blind is reported
+ * vanished with the old data, then appeared with zeroed data. */
+static void test_data_through_syncs(void **state)
+{
+	struct ends c = { 0 };
+	struct cn_proc_tracker *t = data_tracker(0, &c);
+
+	(void)state;
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	data_of(t, cn_proc_tracker_find(t, 100))->pid = 100;
+	data_of(t, cn_proc_tracker_find(t, 101))->pid = 101;
+	fork_tagged(t, 600, 1);
+	rm_task(100);
+	fake_task(100, 100, 1, "vim", 90000); /* 100 reused */
+	cn_proc_tracker_lost(t);
+	/* Vanished: 600, 101, the old 100; appeared: the new 100. */
+	assert_int_equal(cn_proc_tracker_sync(t, check_vanished_data, t), 4);
+	assert_int_equal(c.n, 1); /* the old 100's */
+	assert_int_equal(c.got[0].pid, 100);
+	assert_int_equal(data_of(t, cn_proc_tracker_find(t, 100))->pid, 0);
+	assert_int_equal(cn_proc_tracker_sync(t, NULL, NULL), 0);
+	assert_int_equal(c.n, 3); /* 600's and 101's, gone for good */
+	assert_true(c.got[1].pid == 600 || c.got[2].pid == 600);
+	cn_proc_tracker_free(t);
+	assert_int_equal(c.n, 5); /* init and 100 */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -842,6 +1079,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_opts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gap_of_a_synced_overrun_needs_no_rescan, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_data_opts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_moves_with_its_entry, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_of_a_new_task_and_exec, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_data_through_syncs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

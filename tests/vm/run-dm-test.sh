@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # run-dm-test.sh - the kernel's dm-log-userspace served by examples/dm-ulog:
@@ -18,7 +18,7 @@
 # Environment: VM_TIMEOUT (seconds, default 600), VM_SMP, VM_MEM.
 # Exit: 0 passed, 1 failed (a not ok line, or a kernel report in the log),
 #       77 the host cannot run it (no qemu, kernel, busybox, dmsetup).
-set -eu
+set -euo pipefail
 
 VM_SRC=$(cd "$(dirname "$0")/../.." && pwd)
 . "$VM_SRC/tests/vm/lib/vm.sh"
@@ -61,7 +61,7 @@ vm_root "$VM_SRC/tests/vm/dm/init.sh"
 cp "$DM_ULOG" "$VM_ROOT/bin/dm-ulog"
 mkdir -p "$VM_ROOT/lib/dm"
 for m in dm-mod dm-log dm-region-hash dm-mirror dm-log-userspace loop; do
-	f=$(find "$MODS/drivers/md" "$MODS/drivers/block" -name "$m.ko*" | head -n 1)
+	f=$(find "$MODS/drivers/md" "$MODS/drivers/block" -name "$m.ko*" -print -quit)
 	if [ -z "$f" ]; then
 		grep -q "/$m.ko" "$VM_MODDIR/modules.builtin" 2>/dev/null ||
 			vm_skip "kernel $KVER has no $m module (its image: scripts/install-deps)"

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # run-w1-test.sh - libcn as a w1 (1-Wire) client against the kernel's own
@@ -20,7 +20,7 @@
 # Exit: 0 passed, 1 failed (a not ok line, or a kernel report in the log),
 #       77 the host cannot run it (no qemu, kernel, headers, busybox, or a
 #       kernel without w1 netlink: CONFIG_W1 with CONFIG_W1_CON).
-set -eu
+set -euo pipefail
 
 VM_SRC=$(cd "$(dirname "$0")/../.." && pwd)
 . "$VM_SRC/tests/vm/lib/vm.sh"
@@ -72,7 +72,7 @@ vm_root "$VM_SRC/tests/vm/w1/init.sh"
 cp "$W1_THERM" "$VM_ROOT/bin/w1_therm"
 mkdir -p "$VM_ROOT/lib/w1"
 for m in wire w1_therm; do
-	f=$(find "$MODS/drivers/w1" -name "$m.ko*" | head -n 1)
+	f=$(find "$MODS/drivers/w1" -name "$m.ko*" -print -quit)
 	[ -n "$f" ] || vm_skip "kernel $KVER has no $m module (linux-image-* installed?)"
 	case "$f" in
 	*.xz) xz -dc "$f" >"$VM_ROOT/lib/w1/$m.ko" ;;

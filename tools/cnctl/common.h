@@ -80,8 +80,10 @@ int cnctl_parse_duration(const char *s, int64_t *ms);
  * still fails with EBADF. */
 void cnctl_reserve_stdio(void);
 
-/* Flush stdout at the end of a command that prints once. Returns
- * CNCTL_EXIT_OK, or CNCTL_EXIT_ERROR after a one-line error. */
+/* Flush stdout at the end of a command that prints once (--help and
+ * --version too): a write that failed then or before (a closed stdout,
+ * EBADF; a full disk) is told. Returns CNCTL_EXIT_OK, or CNCTL_EXIT_ERROR
+ * after a one-line error. */
 int cnctl_finish_output(void);
 
 /* Write `n` bytes of `s` (stopping early at a NUL) as a JSON string with its
@@ -145,7 +147,8 @@ struct cnctl_opts {
 };
 
 /* What cnctl_common_opt returns after printing --help or --version: the subcommand
- * returns it from its option parsing and exits with CNCTL_EXIT_OK. */
+ * returns it from its option parsing and exits with cnctl_finish_output()'s
+ * status (a closed stdout fails it, as any command that prints once). */
 #define CNCTL_HELP_SHOWN (-1)
 
 /* Handle getopt_long's result c: a shared option (optarg is its value), or

@@ -138,7 +138,7 @@ int cnctl_kmod(int argc, char **argv)
 	while ((c = cnctl_getopt(&g, argc, argv)) != -1) {
 		r = cnctl_common_opt(c, argv, &o);
 		if (r)
-			return r < 0 ? CNCTL_EXIT_OK : r;
+			return r < 0 ? cnctl_finish_output() : r;
 	}
 	if (optind < argc)
 		return cnctl_usage_err("kmod", "unexpected argument '%s'", argv[optind]);

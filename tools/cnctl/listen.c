@@ -167,7 +167,7 @@ int cnctl_listen(int argc, char **argv)
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
-		return r < 0 ? CNCTL_EXIT_OK : r;
+		return r < 0 ? cnctl_finish_output() : r;
 	r = cnctl_install_signals();
 	if (r)
 		return r;

@@ -74,11 +74,11 @@ int main(int argc, char **argv)
 	name = argv[1];
 	if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0) {
 		usage(stdout);
-		return CNCTL_EXIT_OK;
+		return cnctl_finish_output();
 	}
 	if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
 		cnctl_print_version(stdout);
-		return CNCTL_EXIT_OK;
+		return cnctl_finish_output();
 	}
 	if (strcmp(name, "help") == 0 && argc >= 3) {
 		/* `cnctl help proc` is `cnctl proc --help`. */

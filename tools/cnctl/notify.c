@@ -222,7 +222,7 @@ int cnctl_notify(int argc, char **argv)
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
-		return r < 0 ? CNCTL_EXIT_OK : r;
+		return r < 0 ? cnctl_finish_output() : r;
 	reqmsg = cn_notify_build(req, sizeof(req), o.idx, o.nidx, o.val, o.nval, o.group);
 	rmmsg = cn_notify_build_remove(rm, sizeof(rm), o.idx, o.nidx, o.val, o.nval);
 	if (!reqmsg || !rmmsg) {

@@ -13,8 +13,8 @@
  * due, it rescans /proc. Loss is never silent: socket overruns and per-CPU
  * sequence gaps are reported on stderr at most once a second and summed up
  * at exit. Line output is in proc_line.c, statistics and loss reports in
- * proc_stats.c, each process's command line and user in proc_info.c, the
- * filters in proc_filter.c.
+ * proc_stats.c, each process's command line and user in proc_info.c (in the
+ * tracker's entries), the filters in proc_filter.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -387,7 +387,12 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
 	struct proc_state *st = arg;
 
 	if (change == CN_PROC_VANISHED) {
-		proc_stats_vanished(st, e, proc_exit_wanted(st, e, proc_info_find(st, e->tgid)));
+		/* A process's own info, or a thread's process's. */
+		struct proc_info *p = proc_info_entry(st, e);
+
+		if (!p)
+			p = proc_info_find(st, e->tgid);
+		proc_stats_vanished(st, e, proc_exit_wanted(st, e, p));
 		proc_info_vanished(st, e);
 	} else {
 		proc_stats_appeared(st);
@@ -400,8 +405,6 @@ static void on_change(const struct cn_proc_entry *e, enum cn_proc_change change,
  * one per burst of losses, not one per overrun). */
 static void resync(struct proc_state *st)
 {
-	/* Found gone by the last resync and no exit since: gone for good. */
-	proc_info_drop_vanished(st);
 	proc_loss_resyncing(st);
 	if (cn_proc_tracker_sync(st->t, on_change, st) < 0)
 		return; /* kept as needing a sync: tried again next time */
@@ -443,13 +446,12 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 		snprintf(old_comm, sizeof(old_comm), "%s", e ? e->comm : "");
 		old = old_comm;
 	}
-	/* First what must be read while the process lives: an exec's
-	 * command line (prefetched with the batch: a short-lived process may
-	 * be gone a millisecond later). */
-	p = proc_info_event(st, ev);
 	/* The tracker judges a gap itself: one an overrun's resync has
 	 * repaired already asks for no second rescan. */
 	e = cn_proc_tracker_event(st->t, ev);
+	/* An exec's command line was read with the batch (a short-lived
+	 * process may be gone a millisecond later). */
+	p = proc_info_event(st, ev, e);
 	if (ev->what == CN_PROC_EXIT && e && (e->flags & CN_PROC_ENTRY_EXITED))
 		ev = process_exit(&view, ev, e);
 	if (ev->what == CN_PROC_FORK)
@@ -467,7 +469,8 @@ static int handle_event(struct proc_state *st, const struct cn_proc_event *ev)
 		st->printed++;
 	}
 	if (ev->what == CN_PROC_EXIT) {
-		proc_info_exited(st, e);
+		if (e && (e->flags & CN_PROC_ENTRY_EXITED))
+			proc_info_exited(st, p);
 		if (o->pid && !proc_info_followed(st))
 			return 1;
 	}
@@ -671,7 +674,7 @@ int cnctl_proc(int argc, char **argv)
 	o.show = PROC_SHOW_ALL;
 	r = parse_opts(argc, argv, &o);
 	if (r)
-		return r < 0 ? CNCTL_EXIT_OK : r;
+		return r < 0 ? cnctl_finish_output() : r;
 	diag = stderr;
 	/* Output nobody can take is refused before listening: a closed stdout
 	 * (main put a read-only /dev/null there), or one opened for reading.
@@ -729,8 +732,7 @@ int cnctl_proc(int argc, char **argv)
 			return cnctl_connector_err("opening a NETLINK_CONNECTOR socket", errno);
 	}
 	cnctl_set_rcvbuf(st.s, o.common.rcvbuf);
-	st.t = cn_proc_tracker_new(NULL);
-	if (!st.t || proc_stats_init(&st) < 0 || proc_info_init(&st) < 0) {
+	if (proc_info_init(&st, 0) < 0 || proc_stats_init(&st) < 0) {
 		cnctl_err("process table: %s", strerror(errno));
 		ret = CNCTL_EXIT_ERROR;
 		goto out;
@@ -829,7 +831,6 @@ out:
 	proc_metrics_final(&st);
 	proc_info_free(&st);
 	proc_stats_free(&st);
-	cn_proc_tracker_free(st.t);
 	cn_close(st.s);
 	return ret;
 }

@@ -3,11 +3,13 @@
  * proc.h - what `cnctl proc`'s files share: options, the state of a run,
  * line output (proc_line.c), the per-command statistics and loss
  * reports (proc_stats.c), what is known of each process beyond the tracker
- * (proc_info.c) and which events are printed (proc_filter.c).
+ * (proc_info.c, kept in the tracker's entries) and which events are printed
+ * (proc_filter.c).
  */
 #ifndef CNCTL_PROC_H
 #define CNCTL_PROC_H
 
+#include <search.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -121,7 +123,8 @@ struct proc_cmdline {
 #define PROC_INFO_VANISHED                                                                         \
 	0x10u /* a resync found it gone: dropped at the next, unless its exit comes */
 
-/* What is known of one process (proc_info.c); tgid 0: a free slot. */
+/* What is known of one process (proc_info.c): the caller data of its main
+ * thread's tracker entry; tgid 0: not made yet (the tracker zeroes it). */
 struct proc_info {
 	pid_t tgid;
 	uint32_t flags; /* PROC_INFO_* */
@@ -129,8 +132,7 @@ struct proc_info {
 	uid_t ruid;	/* real: who ran a setuid program */
 	pid_t pgrp;
 	struct proc_cmdline *cmd;
-	/* Its entity id (proc_entity_of), kept for the threads that end after
-	 * its main thread, whose tracker entry goes with it; "": not known. */
+	/* Its entity id (proc_entity_of), made once; "": not known. */
 	char entity_id[PROC_ENTITY_ID_SIZE];
 };
 
@@ -148,12 +150,13 @@ struct proc_info_prefetch {
 	struct proc_cmdline *cmd[PROC_BATCH];
 };
 
-/* proc_info.c: one entry per process, open addressing on the tgid. */
-struct proc_info_table {
-	struct proc_info *slot;
-	uint32_t mask, used;
-	uint32_t followed; /* entries with PROC_INFO_FOLLOWED */
+/* proc_info.c: the count of followed processes, the prefetch, and the
+ * info of the process the last exit ended (the tracker keeps it until its
+ * next change, out of its table: found by tgid here meanwhile). */
+struct proc_info_state {
+	uint32_t followed; /* processes with PROC_INFO_FOLLOWED, not vanished */
 	struct proc_info_prefetch pre;
+	struct proc_info *exited;
 };
 
 /* proc_line.c: the clocks and the terminal a line is printed for. */
@@ -188,10 +191,11 @@ struct proc_cmd_stats {
 	uint64_t forks, clones, execs, exits, failed, lost;
 };
 
-/* proc_stats.c: the per-command table, open addressing on the name. */
+/* proc_stats.c: the per-command table, rows found by name (hsearch_r). */
 struct proc_cmd_table {
-	struct proc_cmd_stats *slot;
-	uint32_t mask, used;
+	struct hsearch_data index;
+	struct proc_cmd_stats *row; /* in the order the commands came */
+	uint32_t used;
 	struct proc_cmd_stats other; /* commands beyond the table's bound */
 };
 
@@ -225,7 +229,7 @@ struct proc_state {
 	char boot_id[40];     /* /proc/sys/kernel/random/boot_id; "": not known */
 	int kmod;	      /* reading cnbus_proc.ko's records (proc_kmod.c) */
 
-	struct proc_info_table info;
+	struct proc_info_state info;
 	struct proc_line_state line;
 	struct proc_user_cache user;
 	struct proc_loss loss;
@@ -238,15 +242,18 @@ struct proc_state {
 };
 
 /* proc_info.c */
-int proc_info_init(struct proc_state *st);
+/* Make the process tracker (st->t, with tracker_flags) whose entries carry
+ * each process's info. 0, or -1 with errno. */
+int proc_info_init(struct proc_state *st, uint32_t tracker_flags);
+/* Free the tracker, every process's info with it. */
 void proc_info_free(struct proc_state *st);
-/* Fill the table from the tracker's tasks (after its first sync). */
+/* Fill every process's info from /proc (after the tracker's first sync). */
 void proc_info_scan(struct proc_state *st);
-/* A task a resync found gone. A process is kept, flagged, until the next
- * resync (proc_info_drop_vanished), as the tracker keeps it: its exit may
- * still be on its way (it ended while /proc was read) and is then named. */
+/* A task a resync found gone (e, as the sync reports it). A process keeps
+ * its info, flagged, as long as the tracker keeps it (until the next
+ * resync): its exit may still be on its way (it ended while /proc was
+ * read) and is then named. */
 void proc_info_vanished(struct proc_state *st, const struct cn_proc_entry *e);
-void proc_info_drop_vanished(struct proc_state *st);
 /* A task the tracker found running after a loss (its start was lost). */
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e);
 /* Before the n events of a batch are handled one by one: read the command
@@ -268,13 +275,20 @@ void proc_info_prefetch_argv(struct proc_state *st, const struct cn_proc_event *
  * ev[] as cn_proc_recv_batch does, their command lines prefetched. */
 int proc_kmod_open(struct proc_state *st, const struct cn_open_opts *oo);
 int proc_kmod_recv(struct proc_state *st, struct cn_proc_event *ev, unsigned int flags);
-/* Update the table for ev (before it is printed); returns ev's process's
- * entry (NULL: unknown). */
-struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev);
-/* After an exit was printed: a process's entry goes once the tracker says
- * the process is gone (e: the exit's entry, CN_PROC_ENTRY_EXITED). */
-void proc_info_exited(struct proc_state *st, const struct cn_proc_entry *e);
+/* Update ev's process's info once the tracker has applied ev (e: what
+ * cn_proc_tracker_event returned), before ev is printed; returns it (NULL:
+ * unknown). For the exit that ended the process, the info stays until the
+ * tracker's next change. */
+struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev,
+				  const struct cn_proc_entry *e);
+/* After the exit that ended process p was printed: no longer followed,
+ * and no longer found by proc_info_find. */
+void proc_info_exited(struct proc_state *st, struct proc_info *p);
+/* The info of process tgid (the one the event being handled ended, too),
+ * or of the process whose main thread's tracker entry is e; NULL when not
+ * known. */
 struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid);
+struct proc_info *proc_info_entry(struct proc_state *st, const struct cn_proc_entry *e);
 /* Processes followed (--pid, --tree) that have not exited. */
 uint32_t proc_info_followed(const struct proc_state *st);
 

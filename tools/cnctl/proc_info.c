@@ -2,13 +2,16 @@
 /*
  * proc_info.c - what `cnctl proc` knows of each process beyond libcn's
  * tracker (name, parent, start): its command line, user, process group and
- * whether it is in the --tree being followed. One entry per process (tgid),
- * made at its fork from its parent's (a child runs its parent's command line
- * until it execs, with its credentials and group), refreshed at exec, gone
- * at the exit the tracker says ends the process (its last thread's, which
- * need not be its main one's). The command line is shared between parent
- * and children (a reference count), so a fork costs no copy: the table's
- * cost per event is a hash lookup. Processes running when cnctl started are read from /proc.
+ * whether it is in the --tree being followed. It lives in the tracker's
+ * entries, as their caller data (cn_proc_tracker_data): a process's is in
+ * its main thread's entry, which stands for the process until its last
+ * thread exits, so it follows every fork, exit, pid reuse and resync the
+ * tracker sees, and ends when the tracker says (proc_info_end). Made at the
+ * fork from the parent's (a child runs its parent's command line until it
+ * execs, with its credentials and group), refreshed at exec; a process
+ * first seen in /proc or at its exec is read from /proc. The command line
+ * is shared between parent and children (a reference count), so a fork
+ * costs no copy.
  */
 #include <fcntl.h>
 #include <stddef.h>
@@ -18,19 +21,6 @@
 #include <unistd.h>
 
 #include "proc.h"
-#include "proc_stat.h"
-
-#define INFO_SLOTS (1u << 17) /* a power of two, twice the tracker's 65536 */
-#define INFO_MAX   (INFO_SLOTS / 2)
-
-int proc_info_init(struct proc_state *st)
-{
-	st->info.slot = calloc(INFO_SLOTS, sizeof(*st->info.slot));
-	if (!st->info.slot)
-		return -1;
-	st->info.mask = INFO_SLOTS - 1;
-	return 0;
-}
 
 static void cmd_put(struct proc_cmdline *c)
 {
@@ -49,42 +39,6 @@ static void prefetch_clear(struct proc_info_prefetch *pre)
 	pre->n = 0;
 }
 
-void proc_info_free(struct proc_state *st)
-{
-	struct proc_info_table *it = &st->info;
-
-	prefetch_clear(&it->pre);
-
-	for (uint32_t i = 0; it->slot && i <= it->mask; i++)
-		if (it->slot[i].tgid)
-			cmd_put(it->slot[i].cmd);
-	free(it->slot);
-	it->slot = NULL;
-}
-
-static uint32_t slot_of(const struct proc_info_table *it, pid_t tgid)
-{
-	return ((uint32_t)tgid * 2654435761u) & it->mask; /* Knuth's multiplicative hash */
-}
-
-struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid)
-{
-	struct proc_info_table *it = &st->info;
-	uint32_t i;
-
-	if (!it->slot || tgid <= 0)
-		return NULL;
-	for (i = slot_of(it, tgid); it->slot[i].tgid; i = (i + 1) & it->mask)
-		if (it->slot[i].tgid == tgid)
-			return &it->slot[i];
-	return NULL;
-}
-
-uint32_t proc_info_followed(const struct proc_state *st)
-{
-	return st->info.followed;
-}
-
 /* Set p's flags, keeping the count of followed processes. */
 static void set_flags(struct proc_state *st, struct proc_info *p, uint32_t flags)
 {
@@ -95,53 +49,59 @@ static void set_flags(struct proc_state *st, struct proc_info *p, uint32_t flags
 	st->info.followed += (uint32_t)(is - was);
 }
 
-/* Make p an empty entry for tgid (a new process, or one read afresh). */
-static void reset(struct proc_state *st, struct proc_info *p, pid_t tgid)
+/* The tracker says an entry's data ends (its task is gone, or its pid's
+ * entry is another task's now): what the process's info holds goes. */
+static void proc_info_end(const struct cn_proc_entry *e, void *data, void *arg)
 {
-	set_flags(st, p, 0);
+	struct proc_info *p = data;
+
+	(void)e;
+	set_flags(arg, p, 0);
 	cmd_put(p->cmd);
-	*p = (struct proc_info){ .tgid = tgid };
 }
 
-/* The entry of tgid, made empty when new; NULL when the table is full. */
-static struct proc_info *info_add(struct proc_state *st, pid_t tgid)
+int proc_info_init(struct proc_state *st, uint32_t tracker_flags)
 {
-	struct proc_info_table *it = &st->info;
-	uint32_t i;
+	struct cn_proc_tracker_opts o = { .sz = sizeof(o),
+					  .flags = tracker_flags,
+					  .data_size = sizeof(struct proc_info),
+					  .data_end = proc_info_end,
+					  .data_arg = st };
 
-	if (!it->slot || tgid <= 0)
-		return NULL;
-	for (i = slot_of(it, tgid); it->slot[i].tgid; i = (i + 1) & it->mask)
-		if (it->slot[i].tgid == tgid)
-			return &it->slot[i];
-	if (it->used >= INFO_MAX)
-		return NULL;
-	it->used++;
-	it->slot[i] = (struct proc_info){ .tgid = tgid };
-	return &it->slot[i];
+	st->t = cn_proc_tracker_new(&o);
+	return st->t ? 0 : -1;
 }
 
-static void info_remove(struct proc_state *st, struct proc_info *p)
+void proc_info_free(struct proc_state *st)
 {
-	struct proc_info_table *it = &st->info;
-	uint32_t i, j;
+	prefetch_clear(&st->info.pre);
+	st->info.exited = NULL;
+	cn_proc_tracker_free(st->t); /* every entry's info ends */
+	st->t = NULL;
+}
 
-	reset(st, p, 0);
-	/* Linear probing without tombstones: shift back the entries that
-	 * would no longer be found past the hole. */
-	i = (uint32_t)(p - it->slot);
-	it->used--;
-	for (j = (i + 1) & it->mask; it->slot[j].tgid; j = (j + 1) & it->mask) {
-		uint32_t home = slot_of(it, it->slot[j].tgid);
+struct proc_info *proc_info_entry(struct proc_state *st, const struct cn_proc_entry *e)
+{
+	struct proc_info *p;
 
-		/* Entry j may move to the hole i unless its home lies in (i, j]. */
-		if (((j - home) & it->mask) >= ((j - i) & it->mask)) {
-			it->slot[i] = it->slot[j];
-			it->slot[j].tgid = 0;
-			it->slot[j].cmd = NULL;
-			i = j;
-		}
-	}
+	if (!e || e->pid != e->tgid)
+		return NULL;
+	p = cn_proc_tracker_data(st->t, e);
+	return p && p->tgid ? p : NULL;
+}
+
+struct proc_info *proc_info_find(struct proc_state *st, pid_t tgid)
+{
+	struct proc_info *p = proc_info_entry(st, cn_proc_tracker_find(st->t, tgid));
+
+	if (!p && st->info.exited && st->info.exited->tgid == tgid)
+		p = st->info.exited;
+	return p;
+}
+
+uint32_t proc_info_followed(const struct proc_state *st)
+{
+	return st->info.followed;
 }
 
 /* Up to size bytes of /proc/tgid/file, read at once: how many, or -1. */
@@ -229,26 +189,14 @@ static int read_uid(pid_t tgid, uid_t *uid, uid_t *ruid)
 	return 0;
 }
 
-/* tgid's /proc/PID/stat. 0, or -1 (gone, unreadable). */
-static int read_stat(pid_t tgid, struct cn__proc_stat *st)
-{
-	char buf[1024];
-	ssize_t n = read_proc(tgid, "stat", buf, sizeof(buf) - 1);
-
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return cn__proc_stat_parse(buf, st) == 0 ? 0 : -1;
-}
-
-/* The process group of tgid. */
+/* The process group of tgid (0, or -1: gone). */
 static int read_pgrp(pid_t tgid, pid_t *pgrp)
 {
-	struct cn__proc_stat st;
+	pid_t g = getpgid(tgid);
 
-	if (read_stat(tgid, &st) < 0)
+	if (g < 0)
 		return -1;
-	*pgrp = st.pgrp;
+	*pgrp = g;
 	return 0;
 }
 
@@ -290,19 +238,25 @@ static int followed(const struct proc_state *st, const struct cn_proc_entry *e)
 	return st->o->tree ? below_root(st, e) : e->tgid == st->o->pid;
 }
 
-/* The process of a new tracker entry e: its entry, read from /proc. */
+/* Make p, the zeroed info of process entry e, the process's: followed if
+ * its parents say so. */
+static void start(struct proc_state *st, struct proc_info *p, const struct cn_proc_entry *e)
+{
+	p->tgid = e->tgid;
+	if (followed(st, e))
+		set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
+}
+
+/* A process entry e the tracker made without a fork cnctl saw (a scan, an
+ * exec): its info read from /proc. */
 static void add_process(struct proc_state *st, const struct cn_proc_entry *e)
 {
-	struct proc_info *p = info_add(st, e->tgid);
+	struct proc_info *p = e->pid == e->tgid ? cn_proc_tracker_data(st->t, e) : NULL;
 
 	if (!p)
 		return;
-	/* What the table holds for its pid is from before (a reused pid, or
-	 * a task whose events were lost): read afresh. */
-	reset(st, p, e->tgid);
+	start(st, p, e);
 	complete(st, p);
-	if (followed(st, e))
-		set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
 }
 
 void proc_info_scan(struct proc_state *st)
@@ -310,56 +264,35 @@ void proc_info_scan(struct proc_state *st)
 	const struct cn_proc_entry *e = NULL;
 
 	while ((e = cn_proc_tracker_next(st->t, e)))
-		if (e->pid == e->tgid)
-			add_process(st, e);
+		add_process(st, e);
 }
 
 void proc_info_vanished(struct proc_state *st, const struct cn_proc_entry *e)
 {
-	struct proc_info *p = proc_info_find(st, e->tgid);
+	struct proc_info *p = proc_info_entry(st, e);
 
-	if (p && e->pid == e->tgid)
+	if (p)
 		set_flags(st, p, p->flags | PROC_INFO_VANISHED);
-}
-
-void proc_info_drop_vanished(struct proc_state *st)
-{
-	struct proc_info_table *it = &st->info;
-	uint32_t i = 0;
-
-	if (!it->slot)
-		return;
-	while (i <= it->mask) {
-		/* A removal may shift another entry into slot i: look again. */
-		if (it->slot[i].tgid && (it->slot[i].flags & PROC_INFO_VANISHED))
-			info_remove(st, &it->slot[i]);
-		else
-			i++;
-	}
 }
 
 void proc_info_appeared(struct proc_state *st, const struct cn_proc_entry *e)
 {
-	if (e->pid == e->tgid)
-		add_process(st, e);
+	add_process(st, e);
 }
 
-static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_event *ev)
+/* A new process (the fork's child, entry e, info p, zeroed unless a resync
+ * found it first): its parent's program, user and group, until it execs. */
+static void on_fork(struct proc_state *st, const struct cn_proc_event *ev,
+		    const struct cn_proc_entry *e, struct proc_info *p)
 {
-	struct proc_info *p, *parent;
+	struct proc_info *parent;
 	uint32_t flags = 0;
 
-	if (ev->pid != ev->tgid)
-		return proc_info_find(st, ev->tgid); /* a thread: its process's entry */
+	if (p->tgid)
+		return; /* known from /proc already */
+	p->tgid = e->tgid;
 	parent = proc_info_find(st, ev->parent_tgid);
-	p = info_add(st, ev->pid);
-	if (!p)
-		return NULL;
-	/* pid reuse after a lost exit: the old entry goes. */
-	reset(st, p, ev->pid);
 	if (parent) {
-		/* The child runs its parent's program, as its parent's user,
-		 * in its group, until it execs. */
 		p->cmd = parent->cmd;
 		if (p->cmd)
 			p->cmd->refs++;
@@ -374,7 +307,6 @@ static struct proc_info *on_fork(struct proc_state *st, const struct cn_proc_eve
 		flags |= PROC_INFO_FOLLOWED;
 	set_flags(st, p, flags);
 	complete(st, p);
-	return p;
 }
 
 /* Does an exec of the same process, or its end, follow ev[i] in the batch? */
@@ -448,23 +380,13 @@ static int prefetched(struct proc_state *st, const struct cn_proc_event *ev,
 	return 1;
 }
 
-static struct proc_info *on_exec(struct proc_state *st, const struct cn_proc_event *ev)
+static void on_exec(struct proc_state *st, const struct cn_proc_event *ev,
+		    const struct cn_proc_entry *e, struct proc_info *p)
 {
-	struct proc_info *p = proc_info_find(st, ev->tgid);
 	struct proc_cmdline *cmd;
 
-	if (!p) {
-		p = info_add(st, ev->tgid);
-		if (!p)
-			return NULL;
-		/* Its fork was not seen: followed if its parents say so. */
-		if (st->o->pid) {
-			const struct cn_proc_entry *e = cn_proc_tracker_find(st->t, ev->tgid);
-
-			if (e && followed(st, e))
-				set_flags(st, p, p->flags | PROC_INFO_FOLLOWED);
-		}
-	}
+	if (!p->tgid)
+		start(st, p, e); /* its fork was not seen */
 	cmd_put(p->cmd);
 	p->cmd = NULL;
 	p->flags &= ~(uint32_t)PROC_INFO_CMD_TRIED;
@@ -488,58 +410,67 @@ static struct proc_info *on_exec(struct proc_state *st, const struct cn_proc_eve
 			p->flags |= PROC_INFO_PGRP;
 		}
 	}
-	return p;
 }
 
-struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev)
+struct proc_info *proc_info_event(struct proc_state *st, const struct cn_proc_event *ev,
+				  const struct cn_proc_entry *e)
 {
+	/* The process's entry: e when it is one (a process's own event, the
+	 * exit that ended it), else the live one of ev's process. */
+	const struct cn_proc_entry *proc =
+	    e && e->pid == e->tgid ? e : cn_proc_tracker_find(st->t, ev->tgid);
 	struct proc_info *p;
 
+	st->info.exited = NULL;
+	if (!proc || proc->tgid != ev->tgid || !(p = cn_proc_tracker_data(st->t, proc)))
+		return NULL;
 	switch (ev->what) {
 	case CN_PROC_FORK:
-		return on_fork(st, ev);
+		if (ev->pid == ev->tgid)
+			on_fork(st, ev, proc, p);
+		break;
 	case CN_PROC_EXEC:
-		return on_exec(st, ev);
+		on_exec(st, ev, proc, p);
+		break;
+	case CN_PROC_EXIT:
+		/* Its info stays readable until the tracker's next change. */
+		if (proc->flags & CN_PROC_ENTRY_EXITED)
+			st->info.exited = p->tgid ? p : NULL;
+		break;
 	case CN_PROC_UID:
-		p = info_add(st, ev->tgid);
-		if (p) {
-			p->uid = ev->euid;
-			p->ruid = ev->ruid;
-			p->flags |= PROC_INFO_UID;
+		if (!p->tgid) {
+			start(st, p, proc);
 			complete(st, p);
 		}
-		return p;
+		p->uid = ev->euid;
+		p->ruid = ev->ruid;
+		p->flags |= PROC_INFO_UID;
+		break;
 	case CN_PROC_SID:
 		/* setsid: the caller leads a new session and group. */
-		p = info_add(st, ev->tgid);
-		if (p) {
-			p->pgrp = ev->tgid;
-			p->flags |= PROC_INFO_PGRP;
+		if (!p->tgid) {
+			start(st, p, proc);
 			complete(st, p);
 		}
-		return p;
+		p->pgrp = ev->tgid;
+		p->flags |= PROC_INFO_PGRP;
+		break;
 	default:
 		break;
 	}
 	/* Every other event: the process as known, completed where new. */
-	p = proc_info_find(st, ev->tgid);
-	if (!p && ev->what != CN_PROC_EXIT) {
-		p = info_add(st, ev->tgid);
-		if (p)
-			complete(st, p);
+	if (!p->tgid && ev->what != CN_PROC_EXIT) {
+		start(st, p, proc);
+		complete(st, p);
 	}
-	return p;
+	return p->tgid ? p : NULL;
 }
 
-void proc_info_exited(struct proc_state *st, const struct cn_proc_entry *e)
+void proc_info_exited(struct proc_state *st, struct proc_info *p)
 {
-	struct proc_info *p;
-
-	/* A thread's end, the main thread's too while others run on: the
-	 * process's entry stays. */
-	if (!e || !(e->flags & CN_PROC_ENTRY_EXITED))
-		return;
-	p = proc_info_find(st, e->pid);
+	/* The process is gone: no longer followed. Its info ends with the
+	 * tracker's entry (proc_info_end), at the tracker's next change. */
 	if (p)
-		info_remove(st, p);
+		set_flags(st, p, p->flags & ~(uint32_t)PROC_INFO_FOLLOWED);
+	st->info.exited = NULL;
 }

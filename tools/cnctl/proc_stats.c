@@ -3,8 +3,11 @@
  * proc_stats.c - what `cnctl proc` sums up: a per-command table (forks,
  * clones, execs, exits, non-zero exits, exits lost while blind) like
  * `forkstat -S`, loss reports on stderr at most once a second with exact
- * totals, and the one-line summary at exit.
+ * totals, and the one-line summary at exit. The table's rows are found by
+ * name through libc's hash table (hsearch_r): cnctl keeps no hash table of
+ * its own.
  */
+#include <search.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,8 +17,7 @@
 
 #include "proc.h"
 
-#define CMD_SLOTS	 8192u /* a power of two */
-#define CMD_MAX		 (CMD_SLOTS / 2)
+#define CMD_MAX		 4096u /* commands with a row; the others count as one */
 #define LOSS_REPORT_MS	 1000
 #define STATS_NAME_OTHER "(other)"
 
@@ -23,46 +25,47 @@ int proc_stats_init(struct proc_state *st)
 {
 	struct proc_cmd_table *ct = &st->cmds;
 
-	ct->slot = calloc(CMD_SLOTS, sizeof(*ct->slot));
-	if (!ct->slot)
+	ct->row = calloc(CMD_MAX, sizeof(*ct->row));
+	/* Twice the rows: glibc's table (double hashing) stays fast. */
+	if (!ct->row || !hcreate_r(2 * CMD_MAX, &ct->index)) {
+		free(ct->row);
+		ct->row = NULL;
 		return -1;
-	ct->mask = CMD_SLOTS - 1;
+	}
 	snprintf(ct->other.comm, sizeof(ct->other.comm), "%s", STATS_NAME_OTHER);
 	return 0;
 }
 
 void proc_stats_free(struct proc_state *st)
 {
-	free(st->cmds.slot);
-	st->cmds.slot = NULL;
-}
-
-static uint32_t hash_comm(const char *c)
-{
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (size_t i = 0; i < 16 && c[i]; i++)
-		h = (h ^ (unsigned char)c[i]) * 16777619u;
-	return h;
+	if (!st->cmds.row)
+		return;
+	hdestroy_r(&st->cmds.index);
+	free(st->cmds.row);
+	st->cmds.row = NULL;
 }
 
 /* The counters of command `comm` ("[?]" when unknown). */
 static struct proc_cmd_stats *cmd(struct proc_state *st, const struct cn_proc_entry *e)
 {
 	struct proc_cmd_table *ct = &st->cmds;
-	const char *comm = e && e->comm[0] ? e->comm : "[?]";
-	uint32_t i;
+	ENTRY item = { .key = (char *)(e && e->comm[0] ? e->comm : "[?]") }, *found;
+	struct proc_cmd_stats *row;
 
-	if (!ct->slot)
+	if (!ct->row)
 		return &ct->other;
-	for (i = hash_comm(comm) & ct->mask; ct->slot[i].comm[0]; i = (i + 1) & ct->mask)
-		if (strncmp(ct->slot[i].comm, comm, sizeof(ct->slot[i].comm)) == 0)
-			return &ct->slot[i];
+	if (hsearch_r(item, FIND, &found, &ct->index))
+		return found->data;
 	if (ct->used >= CMD_MAX)
 		return &ct->other;
-	snprintf(ct->slot[i].comm, sizeof(ct->slot[i].comm), "%.15s", comm);
+	row = &ct->row[ct->used];
+	snprintf(row->comm, sizeof(row->comm), "%.15s", item.key);
+	item.key = row->comm; /* the row's copy: the key must outlive e */
+	item.data = row;
+	if (!hsearch_r(item, ENTER, &found, &ct->index))
+		return &ct->other;
 	ct->used++;
-	return &ct->slot[i];
+	return row;
 }
 
 void proc_stats_event(struct proc_state *st, const struct cn_proc_event *ev,
@@ -208,9 +211,8 @@ void proc_stats_print(FILE *f, struct proc_state *st)
 	rows = calloc(ct->used + 1, sizeof(*rows));
 	if (!rows)
 		return;
-	for (uint32_t i = 0; ct->slot && i <= ct->mask; i++)
-		if (ct->slot[i].comm[0])
-			rows[n++] = ct->slot[i];
+	for (uint32_t i = 0; i < ct->used; i++)
+		rows[n++] = ct->row[i];
 	if (total(&ct->other))
 		rows[n++] = ct->other;
 	qsort(rows, n, sizeof(*rows), by_total);

@@ -161,7 +161,7 @@ int cnctl_request(int argc, char **argv)
 
 	r = parse_opts(argc, argv, &o);
 	if (r)
-		return r < 0 ? CNCTL_EXIT_OK : r;
+		return r < 0 ? cnctl_finish_output() : r;
 	r = cnctl_msg_build("request", &o.msg, buf, sizeof(buf), &msg);
 	if (r)
 		return r;

@@ -68,7 +68,7 @@ int cnctl_send(int argc, char **argv)
 
 	r = parse_opts(argc, argv, &m, &o);
 	if (r)
-		return r < 0 ? CNCTL_EXIT_OK : r;
+		return r < 0 ? cnctl_finish_output() : r;
 	r = cnctl_msg_build("send", &m, buf, sizeof(buf), &msg);
 	if (r)
 		return r;

@@ -188,11 +188,18 @@ int cnctl_parse_duration(const char *s, int64_t *ms)
 
 int cnctl_finish_output(void)
 {
-	if (fflush(stdout) != 0) {
-		cnctl_err("write to stdout: %s", strerror(errno));
-		return CNCTL_EXIT_ERROR;
-	}
-	return CNCTL_EXIT_OK;
+	int err;
+
+	/* ferror: a write the stream already tried (a buffer that filled)
+	 * failed, and fflush has nothing left to fail on. */
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return CNCTL_EXIT_OK;
+	err = errno;
+	/* That write's errno is gone by now: an empty write asks again. */
+	if (write(STDOUT_FILENO, "", 0) < 0)
+		err = errno;
+	cnctl_err("write to stdout: %s", strerror(err ? err : EIO));
+	return CNCTL_EXIT_ERROR;
 }
 
 void cnctl_reserve_stdio(void)

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # filtered_loss_check.sh - a filtered `cnctl proc` is never silent about
@@ -10,11 +10,12 @@
 # SIGINT stops it. Its summary must still say how many events the kernel
 # dropped (cn_drops), at least the storm's non-zero exits it did not print.
 # Usage: filtered_loss_check.sh CNCTL FORK_STORM     Exit: 0 pass, 1 fail, 77 skip.
-set -u
+set -u -o pipefail
+. "$(dirname "$0")/../lib.sh"
 CNCTL=$1
 STORM=$2
 N=3000 # child i exits with i % 7: 2571 non-zero exits
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root (proc connector)"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root (proc connector)"
 d=$(mktemp -d) || exit 1
 cn=''
 drain=''
@@ -39,7 +40,7 @@ for _ in $(seq 100); do
 	grep -q "listening" "$d/cn.err" 2>/dev/null && break
 	sleep 0.1
 done
-grep -q "filtered in the kernel" "$d/cn.err" || { echo "SKIP: no kernel filter here (before 6.6)"; exit 77; }
+grep -q "filtered in the kernel" "$d/cn.err" || skip "no kernel filter here (before 6.6)"
 echo go | "$STORM" $N 16 >"$d/storm.out" 2>&1 || fail "fork_storm failed"
 # Stop it (the user's Ctrl-C), then let its blocked writes drain, as a
 # terminal that scrolls again would.

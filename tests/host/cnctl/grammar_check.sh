@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # grammar_check.sh - one command-line grammar across cnctl's subcommands:
@@ -6,7 +6,8 @@
 # fails with the same usage error), --version works everywhere, and an error
 # on another netlink unit names that unit.
 # Usage: grammar_check.sh CNCTL CASE      Exit: 0 pass, 1 fail, 77 skip.
-set -u
+set -u -o pipefail
+. "$(dirname "$0")/../lib.sh"
 CNCTL=$1
 CASE=$2
 T=$(mktemp -d) || exit 1
@@ -47,7 +48,7 @@ timeout_refusals)
 timeout_same_meaning)
 	# `listen --timeout 2s`, `listen --timeout 2` and `proc --timeout 2s`
 	# all run for 2 s (in parallel: one wait). Group 20 has no sender.
-	[ "$(id -u)" = 0 ] || { echo "SKIP: cnctl proc needs root"; exit 77; }
+	[ "$(id -u)" = 0 ] || skip "cnctl proc needs root"
 	t0=$(now_ms)
 	"$CNCTL" listen 20 --timeout 2s -q >"$T/l1" 2>&1 & l1=$!
 	"$CNCTL" listen 20 --timeout 2 -q >"$T/l2" 2>&1 & l2=$!

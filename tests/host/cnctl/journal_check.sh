@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # journal_check.sh - cnctl-proc.service's output in the real journal: Debian
@@ -21,7 +21,7 @@
 #            it could not take are counted, told in the journal at warning
 #            priority once it is back, and in --metrics
 # Exit: 0 pass, 1 fail, 77 skip (CI=true: a skip fails).
-set -u
+set -u -o pipefail
 CNCTL=$1
 UNIT=$2
 STORM=$3
@@ -142,11 +142,8 @@ await started
 	fail "journald did not name the unit of cnctl's entries"
 
 finish() {
-	kill -INT "$cn"
-	wait "$cn"
-	rc=$?
+	stop_int "$cn" cnctl
 	cn=
-	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
 	journal >"$dir/cnctl.json"
 	jq -e -s 'any(.[]; .TYPE == "summary")' "$dir/cnctl.json" >/dev/null ||
 		fail "no summary entry"
@@ -171,7 +168,7 @@ storm)
 	wait "$marker"
 	# (Or journald said it suppressed entries: then the marker may be one.)
 	suppressed() { journalctl -o cat | grep -E "Suppressed [0-9]+ messages from $CG_NAME"; }
-	seen() { journal ACTION=exit PID="$marker" | grep -q . || suppressed >/dev/null; }
+	seen() { journal ACTION=exit PID="$marker" | grep . >/dev/null || suppressed >/dev/null; }
 	await seen
 	suppressed && fail "journald suppressed cnctl's entries"
 	finish
@@ -202,9 +199,10 @@ storm)
 	# The recipes of cnctl(1) and the README: one line per event, found
 	# by its fields; ARGV the JSON array of the schema (an exec whose
 	# process was gone before its command line was read has none).
-	journalctl -u cnctl-proc -o cat ACTION=exit EXIT_CODE=3 | grep -q "^exit $marker .* exit 3$" ||
+	# grep without -q reads to the end: journalctl must not die of SIGPIPE.
+	journalctl -u cnctl-proc -o cat ACTION=exit EXIT_CODE=3 | grep "^exit $marker .* exit 3$" >/dev/null ||
 		fail "no readable MESSAGE for the marker's exit: $(journalctl -u cnctl-proc -o cat ACTION=exit PID="$marker")"
-	journalctl -u cnctl-proc -o cat | grep -q "^exit $marker " || fail "-o cat: no line for the marker"
+	journalctl -u cnctl-proc -o cat | grep "^exit $marker " >/dev/null || fail "-o cat: no line for the marker"
 	journalctl -u cnctl-proc ACTION=exec -o json | jq -e -s 'map(select(.ARGV)) | length > 0 and
 		all(.[]; .ARGV | fromjson | type == "array")' >/dev/null ||
 		fail "no exec entry with ARGV as a JSON array"

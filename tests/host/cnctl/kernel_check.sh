@@ -1,11 +1,11 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # kernel_check.sh - cnctl send/listen/request/kmod against the running
 # kernel's connector (NETLINK_CONNECTOR): one case per run.
 # Usage: kernel_check.sh CNCTL CASE
 # Exit: 0 pass, 1 fail, 77 skip (not root, or no proc connector).
-set -u
+set -u -o pipefail
 CNCTL=$1
 CASE=$2
 T=$(mktemp -d) || exit 1
@@ -16,6 +16,7 @@ cleanup() {
 	rm -rf "$T"
 }
 trap cleanup EXIT
+. "$(dirname "$0")/../lib.sh"
 
 fail() {
 	echo "FAIL: $*"
@@ -23,7 +24,7 @@ fail() {
 	exit 1
 }
 
-[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root"
 
 # An id nobody registers in the kernel's connector.
 UNKNOWN=0x7ffffff0.0x1
@@ -135,8 +136,7 @@ listen_timeout)
 kmod_absent)
 	# Without kmod loaded: kmod and --kmod report it in one line, exit 4.
 	if "$CNCTL" kmod >/dev/null 2>&1; then
-		echo "SKIP: kmod (cnbus.ko) is loaded here"
-		exit 77
+		skip "kmod (cnbus.ko) is loaded here"
 	fi
 	for args in "kmod" "send --kmod 0x123.0x456 x" "notify --idx 1 --val 1 --group 1"; do
 		# shellcheck disable=SC2086

@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # metrics_check.sh - `cnctl proc --metrics` read by the real node_exporter
@@ -11,7 +11,7 @@
 #
 # Usage: metrics_check.sh CNCTL   Exit: 0 pass, 1 fail, 77 skip (CI=true:
 # a skip fails).
-set -u
+set -u -o pipefail
 CNCTL=$1
 DEADLINE=${METRICS_CHECK_DEADLINE:-120} # seconds; a hang guard, not a sync
 EXPORTER=${NODE_EXPORTER:-prometheus-node-exporter}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # output_check.sh - what `cnctl proc` writes where: a closed stdout is
-# refused, a reader that goes away ends cnctl quietly (the table, --json
+# refused (and fails every command that prints once: --help, --version), a reader that goes away ends cnctl quietly (the table, --json
 # and --ecs alike), the JSON schema's names mean what ECS's and
 # OpenTelemetry's process fields of the same names mean, and --ecs writes
 # documents whose every field is an ECS field of its published type
@@ -14,7 +14,7 @@
 # Other processes on the machine create events too: every check looks at
 # the pids this script started. Waits are for markers, bounded by a
 # deadline that only guards against a hang.
-set -u
+set -u -o pipefail
 CNCTL=$1
 CASE=$2
 THREADS=${3:-}
@@ -71,6 +71,20 @@ closed_stdout)
 			bad=1
 		else
 			echo "ok: cnctl proc $mode >&-: $(cat "$dir/err")"
+		fi
+	done
+	# What prints once and ends (--help, --version, of cnctl and of each
+	# command) fails the same way at its end: one line, exit 1.
+	for args in --version -V --help -h "help proc" "proc --help" "proc --version" \
+		"send --help" "listen --version" "request --help" "notify --help" "kmod --version"; do
+		# shellcheck disable=SC2086 # the words of args are the arguments
+		timeout "$DEADLINE" "$CNCTL" $args >&- 2>"$dir/err"
+		rc=$?
+		if [ "$rc" != 1 ] || [ "$(wc -l <"$dir/err")" != 1 ] || ! grep -q "stdout" "$dir/err"; then
+			echo "cnctl $args >&-: exit $rc (expected 1, one line), said: $(cat "$dir/err")"
+			bad=1
+		else
+			echo "ok: cnctl $args >&-: $(cat "$dir/err")"
 		fi
 	done
 	[ -z "$bad" ] || fail "a closed stdout not refused"

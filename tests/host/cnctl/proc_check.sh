@@ -15,7 +15,7 @@
 # Other processes on the machine create events too: every check looks at
 # lines of pids this script started. Waits are for markers (a line cnctl
 # prints), bounded by a deadline that only guards against a hang.
-set -u
+set -u -o pipefail
 CNCTL=$1
 CASE=$2
 ARG=${3:-}
@@ -23,10 +23,7 @@ DEADLINE=${PROC_CHECK_DEADLINE:-60}
 
 . "$(dirname "$0")/../lib.sh"
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: needs root (a forced small receive buffer)"
-	exit 77
-fi
+[ "$(id -u)" = 0 ] || skip "needs root (a forced small receive buffer)"
 
 . "$(dirname "$0")/proc_lib.sh"
 bindir=
@@ -136,7 +133,7 @@ names_and_lifetimes)
 	th=$(grep -E "^[^ ]+ +clone +[0-9]+ +[0-9]+ .* thread of $py\$" "$dir/out" | head -n 1)
 	[ -n "$th" ] || fail "no clone line for the thread of $py"
 	echo "$th"
-	grep -E "^[^ ]+ +fork +[0-9]+ .*" "$dir/out" | grep -q " thread of " &&
+	grep -E "^[^ ]+ +fork +[0-9]+ .* thread of " "$dir/out" >/dev/null &&
 		fail "a thread shown as a fork"
 	echo "ok: names, command lines, parents, threads, lifetimes"
 	;;
@@ -293,7 +290,7 @@ kernel_filter_summary)
 	finish
 	x=$(line exit "$p")
 	[[ $x == *" sh -c sleep 0.05; exit 7  exit 7" ]] || fail "exit line of $p: '$x'"
-	grep -c -E '^[^ ]+ +(fork|exec) ' "$dir/out" | grep -qx 0 || fail "events outside --events exit printed"
+	! grep -qE '^[^ ]+ +(fork|exec) ' "$dir/out" || fail "events outside --events exit printed"
 	if grep -q 'filtered in the kernel' "$dir/err"; then
 		grep -qE '^cnctl: [0-9]+ events printed, gaps not tracked: kernel filter, [0-9]+ overruns$' \
 			"$dir/err" || fail "kernel filter, but the summary counts gaps"
@@ -775,7 +772,7 @@ pid_thread_ends)
 	wait "$p"
 	ended
 	read -r _ t1 t2 <"$dir/tids"
-	grep -E "^[^ ]+ +exit +$p .*  thread exit 0$" "$dir/out" | head -n 1 | grep -q . ||
+	grep -qE "^[^ ]+ +exit +$p .*  thread exit 0$" "$dir/out" ||
 		fail "the main thread's exit of $p is not told as a thread's"
 	px=$(grep -nE "^[^ ]+ +exit +$p .*[^d]  exit 0$" "$dir/out")
 	[ "$(wc -l <<<"$px")" = 1 ] && [ -n "$px" ] || fail "not one exit line of process $p: '$px'"

@@ -70,11 +70,8 @@ finish() {
 	interrupt
 }
 
-# interrupt: SIGINT to cnctl, which must end with status 0.
+# interrupt: SIGINT to cnctl, which must end with status 0 (lib.sh).
 interrupt() {
-	kill -INT "$cn"
-	wait "$cn"
-	rc=$?
+	stop_int "$cn" cnctl
 	cn=
-	[ "$rc" = 0 ] || fail "cnctl exited $rc after SIGINT"
 }

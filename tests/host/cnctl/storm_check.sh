@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # storm_check.sh - the cnctl storm check: `cnctl proc --json` and an
@@ -16,7 +16,7 @@
 # Usage: storm_check.sh CNCTL RAW_READER FORK_STORM [N] [RCVBUF]
 # RCVBUF (e.g. 16M) is used for both readers.
 # Exit: 0 pass, 1 fail, 77 skip (not root, no proc connector).
-set -u
+set -u -o pipefail
 
 if [ -z "${STORM_CHECK_ATTEMPT:-}" ]; then
 	attempts=${STORM_CHECK_ATTEMPTS:-3}
@@ -38,13 +38,9 @@ RCVBUF=${5:-8M}
 RCVBUF_BYTES=$(numfmt --from=iec "$RCVBUF") || exit 1
 DEADLINE=${STORM_CHECK_DEADLINE:-300}	# seconds; a safety net, not a sync
 
-if [ "$(id -u)" != 0 ]; then
-	echo "SKIP: the storm check needs root"
-	exit 77
-fi
-command -v python3 >/dev/null || { echo "SKIP: python3 not found"; exit 77; }
-
 . "$(dirname "$0")/../lib.sh"
+[ "$(id -u)" = 0 ] || skip "the storm check needs root"
+command -v python3 >/dev/null || skip "python3 not found"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/cnctl-storm.XXXXXX") || exit 1
 storm= raw= cn=
 cleanup() {
@@ -97,7 +93,7 @@ cn=$!
 wait_marker "$raw" "$dir/raw.err" '^ready$'
 case $? in
 1)	wait "$raw"; rc=$?
-	[ $rc = 77 ] && { echo "SKIP: raw reader: $(tail -n 1 "$dir/raw.err")"; exit 77; }
+	[ $rc = 77 ] && skip "raw reader: $(tail -n 1 "$dir/raw.err")"
 	fail "raw_reader exited ($rc) before it was ready" ;;
 2)	fail "raw_reader not ready after ${DEADLINE}s" ;;
 esac
@@ -106,7 +102,7 @@ wait_marker "$cn" "$dir/cnctl.out" 'listening for proc events'
 case $? in
 1)	wait "$cn"; rc=$?
 	case $rc in
-	3|4) echo "SKIP: $(tail -n 1 "$dir/cnctl.err")"; exit 77 ;;
+	3|4) skip "$(tail -n 1 "$dir/cnctl.err")" ;;
 	esac
 	fail "cnctl exited ($rc) before it was listening" ;;
 2)	fail "cnctl not listening after ${DEADLINE}s" ;;

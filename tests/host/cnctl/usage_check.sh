@@ -1,10 +1,10 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # usage_check.sh - cnctl command-line errors: run one case, check the exit
 # status and that stderr is one line naming the offending argument.
 # Usage: usage_check.sh CNCTL CASE      Exit: 0 pass, 1 fail.
-set -u
+set -u -o pipefail
 CNCTL=$1
 CASE=$2
 err=$(mktemp) || exit 1
@@ -27,10 +27,20 @@ run() {
 	echo "ok: cnctl $* -> $rc: $(cat "$err")"
 }
 
+# help_text [CMD]: cnctl [CMD] --help, read whole before anything reads it
+# (a grep -q that stops at its match must not end cnctl with SIGPIPE),
+# failing the check unless cnctl exits 0.
+help_text() {
+	local text
+	# shellcheck disable=SC2086 # CMD: none or one word
+	text=$("$CNCTL" $1 --help) || { echo "FAIL: cnctl ${1:+$1 }--help exited $?" >&2; exit 1; }
+	printf '%s\n' "$text"
+}
+
 # help_of CMD OPTION: CMD is in cnctl --help, and CMD --help / help CMD show
 # its usage line and OPTION.
 help_of() {
-	"$CNCTL" --help | grep -q "^  $1 " || { echo "FAIL: cnctl --help lists no $1"; exit 1; }
+	help_text "" | grep -q "^  $1 " || { echo "FAIL: cnctl --help lists no $1"; exit 1; }
 	for form in "$1 --help" "help $1"; do
 		# shellcheck disable=SC2086
 		out=$("$CNCTL" $form) || { echo "FAIL: cnctl $form exited $?"; exit 1; }
@@ -65,10 +75,10 @@ help_width)
 	# Every help fits 80 columns, and each option's line starts with it.
 	for c in "" proc send listen request notify kmod; do
 		# shellcheck disable=SC2086
-		long=$("$CNCTL" $c --help | awk 'length > 79')
+		long=$(help_text "$c" | awk 'length > 79') || exit 1
 		[ -z "$long" ] || { echo "FAIL: cnctl $c --help: lines over 79 columns: $long"; exit 1; }
 	done
-	"$CNCTL" proc --help | grep -qE '^      --user NAME ' ||
+	help_text proc | grep -qE '^      --user NAME ' ||
 		{ echo "FAIL: proc --help: --user not on a line of its own"; exit 1; }
 	echo "ok: every --help within 79 columns" ;;
 bad_pgrp)	run 2 "--pgrp.*'x1'" proc --pgrp x1 ;;
@@ -87,8 +97,8 @@ zero_count)	run 2 "--count.*'0'" proc --count 0 ;;
 unknown_command) run 2 "'frobnicate'" frobnicate ;;
 no_command)	run 2 "no command" ;;
 help)
-	"$CNCTL" --help | grep -q '^  proc ' || { echo "FAIL: cnctl --help lists no proc"; exit 1; }
-	"$CNCTL" proc --help | grep -q -e '--events' || { echo "FAIL: no proc --help"; exit 1; }
+	help_text "" | grep -q '^  proc ' || { echo "FAIL: cnctl --help lists no proc"; exit 1; }
+	help_text proc | grep -q -e '--events' || { echo "FAIL: no proc --help"; exit 1; }
 	echo "ok: --help" ;;
 # Each subcommand is listed by cnctl --help, and its --help (also as
 # "cnctl help CMD") shows its usage and an option of its own, exit 0.

@@ -19,7 +19,7 @@
 #                "pid P forked by pid W", "pid P: coredump",
 #                "thread T of pid P started" and "... ended"
 # In CI (CI=true) a skip fails instead.
-set -u
+set -u -o pipefail
 EXAMPLE=$1
 WORKLOAD=$2
 MODE=$3
@@ -46,7 +46,7 @@ fail() {
 
 # exit_seen PID: the example printed a line about PID's exit (in whatever
 # form: the probe must not depend on what is being checked).
-exit_seen() { grep -w -e "$1" "$dir/out" 2>/dev/null | grep -q exit; }
+exit_seen() { grep -w -e "$1" "$dir/out" 2>/dev/null | grep exit >/dev/null; }
 
 # probe: a process that exits 0, until the example printed its exit (the
 # example is listening, and has read every event before it).

@@ -15,7 +15,7 @@
 #
 # Usage: table_check.sh PROC_TABLE FORK_STORM WORKLOAD   Exit: 0, 1, 77 skip
 # (in CI, CI=true, a skip fails instead).
-set -u
+set -u -o pipefail
 TABLE=$1
 STORM=$2
 WORKLOAD=$3

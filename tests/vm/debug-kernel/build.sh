@@ -34,6 +34,8 @@ fi
 SOURCE=${DEBUG_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}
 JOBS=${JOBS:-$(nproc)}
 
+# Its stdout is the kernel directory: the reason goes to stderr, and the
+# caller (tests/vm/lib/vm.sh) applies CI's rule (vm_skip).
 skip() { echo "SKIP: $*" >&2; exit 77; }
 [ -r "$SOURCE" ] || skip "$SOURCE missing (apt-get install linux-source-6.12)"
 for tool in make gcc flex bison bc xz; do

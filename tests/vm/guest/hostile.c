@@ -44,13 +44,7 @@
 #include "kstat.h"
 #include "vmtest.h"
 
-#define NOBODY	    65534
 #define WATCHDOG_MS 30000 /* a hang, not slowness: each step takes < 1 s */
-
-static int become_nobody(void)
-{
-	return setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY) ? -1 : 0;
-}
 
 /* Wait up to timeout_ms for one byte on fd: 1 got it, 0 timeout/EOF. */
 static int wait_byte(int fd, int timeout_ms, char *c)

@@ -17,6 +17,8 @@
  *                          printed), and libcn and cnctl following it:
  *                          events, or EPERM and cnctl's exit status 3
  *                          naming CAP_NET_ADMIN; CAP_NET_ADMIN alone listens.
+ *  proc_events             a listener sees a child's fork and its exit,
+ *                          with its exit code.
  *
  * Nothing else in the guest listens to proc events while these run, so on
  * 6.1 the count is exactly what the suite left: the first run starts at 0,
@@ -309,5 +311,45 @@ int t_proc_unprivileged(void)
 		      "cnctl proc refused: exit %d, message without CAP_NET_ADMIN",
 		      WEXITSTATUS(status));
 out:
+	return rc;
+}
+
+int t_proc_events(void)
+{
+	struct cn_proc_event ev;
+	struct cn_sock *s = cn_open(NETLINK_CONNECTOR, NULL);
+	struct pollfd p;
+	int rc = 0, r, fork_seen = 0, exit_seen = 0, status;
+	double end;
+	pid_t pid;
+
+	CHECK(s, "cn_open(NETLINK_CONNECTOR): %s", strerror(errno));
+	r = cn_proc_listen(s, 0, 5000);
+	CHECK(r >= 0, "cn_proc_listen %d", r);
+	pid = fork();
+	CHECK(pid >= 0, "fork");
+	if (!pid)
+		_exit(3);
+	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	p.fd = cn_fd(s);
+	p.events = POLLIN;
+	end = now_s() + 10;
+	while (!exit_seen && now_s() < end) {
+		r = cn_proc_recv(s, &ev, CN_RECV_DONTWAIT);
+		if (r == -EAGAIN) {
+			poll(&p, 1, 200);
+			continue;
+		}
+		CHECK(r == 0, "cn_proc_recv %d", r);
+		if (ev.what == CN_PROC_FORK && ev.pid == pid)
+			fork_seen = 1;
+		if (ev.what == CN_PROC_EXIT && ev.pid == pid) {
+			exit_seen = 1;
+			CHECK(ev.exit_code == (3u << 8), "exit code %#x", ev.exit_code);
+		}
+	}
+	CHECK(fork_seen && exit_seen, "fork %d exit %d", fork_seen, exit_seen);
+out:
+	cn_close(s);
 	return rc;
 }

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * vmtest.h - what the guest test files share (cnbus_vmtest.c has the test
- * table and main(); hostile.c the hostile-user tests; proc_listeners.c the
- * proc connector shared by several listeners; kproc.c cnbus_proc.ko;
- * hotplug.c CBUS under CPU
- * hotplug; params.c writes to cnbus's writable parameter).
+ * vmtest.h - what the guest test files share (vmtest.c) and the tests each
+ * file holds, by what they test; cnbus_vmtest.c has the test table and
+ * main().
  */
 #ifndef CNBUS_VMTEST_H
 #define CNBUS_VMTEST_H
@@ -12,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <libcn.h>
 
@@ -32,6 +31,9 @@ extern const char *test_ko; /* path of cnbus_test.ko; cnbus.ko is next to it */
 extern int unit;	    /* kmod's netlink unit */
 extern int ncpus;	    /* online CPUs */
 extern int ncpu_ids;	    /* the highest possible CPU number + 1 */
+/* Sizes of the runs, from the environment (CNBUS_BURST, CNBUS_ECHO,
+ * CNBUS_FAULT, CNBUS_FAULT_SEED): the debug kernel's run is lighter. */
+extern unsigned int burst_n, echo_n, fault_n, fault_seed;
 
 __attribute__((format(printf, 1, 2))) void info(const char *fmt, ...);
 double now_s(void);
@@ -49,6 +51,49 @@ int raw_send(int fd, const void *buf, size_t len);
 int raw_wait_ack(int fd, uint32_t seq);
 size_t raw_build(void *buf, uint32_t idx, uint32_t val, uint16_t len_field, size_t plen,
 		 uint16_t nlflags, uint32_t seq);
+/* n echo requests to cnbus_test (id val) on s, each answered with its own
+ * genealogy and payload, in sequence; 0, or 1 with the reason printed. */
+int echo_round_trips(struct cn_sock *s, uint32_t val, unsigned int n);
+
+#define NOBODY_ID	   65534 /* nobody's uid and gid */
+#define FORK_NOBODY_FAILED 10	 /* fork_as_nobody's child status: not nobody */
+int become_nobody(void);
+pid_t fork_as_nobody(void);
+
+/* callbacks.c */
+int t_kmod_info(void);
+int t_echo(void);
+int t_example_module(void);
+int t_unknown_id_refused(void);
+int t_send_ack(void);
+int t_multi_message_datagram(void);
+int t_echo_concurrent(void);
+
+/* groups.c */
+int t_group_two_subscribers(void);
+
+/* notify.c */
+int t_notify_add_remove(void);
+int t_notify_unprivileged(void);
+int t_notify_bound(void);
+
+/* cbus.c */
+int t_cbus_timer_order(void);
+int t_cbus_burst_process(void);
+int t_cbus_burst_hardirq(void);
+int t_cbus_ring_overflow_order(void);
+int t_cbus_budget_refused(void);
+int t_cbus_mixed_sizes(void);
+int t_cbus_overrun_reported(void);
+
+/* malformed.c */
+int t_malformed_blaster(void);
+int t_fault_blaster(void);
+int t_fault_blaster_nobody(void);
+
+/* unload.c */
+int t_unload_in_flight(void);
+int t_unload_cnbus_in_flight(void);
 
 /* hostile.c */
 int t_hostile_counters_add_up(void);
@@ -84,5 +129,6 @@ int t_kproc_cpu_offline(void);
 int t_proc_ignore_unlistened(void);
 int t_proc_listener_exit(void);
 int t_proc_unprivileged(void);
+int t_proc_events(void);
 
 #endif

@@ -25,18 +25,24 @@
 #   6.1-rt   linux-image-6.1.0-N-rt-amd64        (linux-headers-rt-amd64)
 #   6.12     linux-image-6.12.P+deb12-amd64      (from bookworm-security)
 #   6.12-rt  linux-image-6.12.P+deb12-rt-amd64
+#   7.2      unstable's linux-binary-7.2.P+debN-amd64, built against the
+#            tree tests/kmod/kernel-trees.sh prepared in KMOD_TREE_CACHE
+#            (Debian's own headers of unstable do not run on Debian 12)
+#   7.2-rt   linux-binary-7.2.P+debN-rt-amd64, the same way
 #   debug    tests/vm/debug-kernel/build.sh (6.12, KASAN, lockdep, ...)
 # or KERNEL + KDIR from the environment (KVER picks /boot/vmlinuz-KVER).
 VM_KERNEL_CACHE=${VM_KERNEL_CACHE:-/var/cache/libcn/kernels}
+KMOD_TREE_CACHE=${KMOD_TREE_CACHE:-/var/cache/libcn/kmod-trees}
 
 # The clock of the run's total (vm_verdict prints it).
 VM_T0=$(date +%s)
 
-# vm_skip MESSAGE: this host cannot run the test (exit 77; CTest: skipped).
+# vm_skip MESSAGE: this host cannot run the test (tests/skip.sh: exit 77,
+# CTest's skip, or a failure in CI).
+. "$VM_SRC/tests/skip.sh"
 vm_skip() {
-	echo "SKIP: $*"
 	${VM_ON_EXIT:-:}
-	exit 77
+	skip "$@"
 }
 
 # vm_fail MESSAGE: the test failed (exit 1); a fresh work directory is kept.
@@ -106,19 +112,23 @@ vm_kernel() {
 		6.1-rt) vm_glob='6.1.0-*-rt-amd64' vm_not='-cloud-' ;;
 		6.12) vm_glob='6.12.*+deb*-amd64' vm_not='-rt-|-cloud-' ;;
 		6.12-rt) vm_glob='6.12.*+deb*-rt-amd64' vm_not='-cloud-' ;;
-		*) vm_fail "unknown kernel '$1' (6.1, 6.1-rt, 6.12, 6.12-rt, debug)" ;;
+		7.2) vm_glob='7.2.*+deb*-amd64' vm_not='-rt-|-cloud-' ;;
+		7.2-rt) vm_glob='7.2.*+deb*-rt-amd64' vm_not='-cloud-' ;;
+		*) vm_fail "unknown kernel '$1' (6.1, 6.1-rt, 6.12, 6.12-rt, 7.2, 7.2-rt, debug)" ;;
 		esac
-		# The newest ABI with headers and an image.
-		vm_kver=$(for d in /lib/modules/$vm_glob/build; do
-			v=${d#/lib/modules/}
-			v=${v%/build}
-			[ -d "$d" ] && vm_image "$v" && echo "$v"
-		done | grep -Ev -- "$vm_not" | sort -V | tail -n 1 || true)
+		# The newest ABI with headers (or a tree in KMOD_TREE_CACHE) and an image.
+		vm_kver=$(for d in /lib/modules/$vm_glob/build "$KMOD_TREE_CACHE"/$vm_glob; do
+			v=${d%/build}
+			v=${v##*/}
+			# (if: a candidate without an image is no failure of the loop)
+			if [ -d "$d" ] && vm_image "$v"; then echo "$v"; fi
+		done | { grep -Ev -- "$vm_not" || [ $? = 1 ]; } | sort -V | tail -n 1)
 		[ -n "$vm_kver" ] ||
 			vm_skip "kernel $1: no image of a $vm_glob kernel with headers, in /boot or $VM_KERNEL_CACHE (scripts/install-deps)"
 		vm_image "$vm_kver"
 		VM_KERNEL=$vm_img
 		VM_KDIR=/lib/modules/$vm_kver/build
+		[ -d "$VM_KDIR" ] || VM_KDIR=$KMOD_TREE_CACHE/$vm_kver
 		VM_KNAME="$1 ($vm_kver)"
 		VM_KVER=$vm_kver VM_MODDIR=$vm_mods
 	fi
@@ -228,7 +238,7 @@ vm_boot() {
 	if ! grep -q 'VM-GUEST-START' "$VM_LOG.txt" && vm_log_reports "$VM_LOG.txt" >/dev/null; then
 		mv "$VM_LOG" "$VM_WORK/console.boot-1.log"
 		echo "== the guest kernel crashed during its own boot, before /init (nothing of ours had run):"
-		vm_log_reports "$VM_WORK/console.boot-1.log" | tr -d '\r' | head -n 3 | sed 's/^/==   /'
+		vm_log_reports "$VM_WORK/console.boot-1.log" | tr -d '\r' | sed -n '1,3s/^/==   /p'
 		echo "== that console is kept in $VM_WORK/console.boot-1.log; booting once more"
 		vm_boot_once "$@"
 	fi
@@ -293,11 +303,12 @@ vm_judge() {
 	vm_txt=$VM_LOG.txt
 	VM_FAILED=0
 	[ "$vm_quiet" = 1 ] ||
-		sed -n "/^$vm_tag-BEGIN/,/^$vm_tag-DMESG-BEGIN/p" "$vm_txt" | grep -v "^$vm_tag-DMESG-BEGIN" || true
+		sed -n "/^$vm_tag-BEGIN/,/^$vm_tag-DMESG-BEGIN/{/^$vm_tag-DMESG-BEGIN/!p}" "$vm_txt"
 	[ "$VM_QRC" = 0 ] || vm_judge_fail "qemu exit status $VM_QRC (124: timeout)"
 	grep -q "^$vm_tag-END" "$vm_txt" || vm_judge_fail "guest did not finish"
-	VM_OK=$(grep -c '^ok' "$vm_txt" || true)
-	VM_NOTOK=$(grep -c '^not ok' "$vm_txt" || true)
+	# grep -c: 1 is only "none"
+	VM_OK=$(grep -c '^ok' "$vm_txt" || [ $? = 1 ])
+	VM_NOTOK=$(grep -c '^not ok' "$vm_txt" || [ $? = 1 ])
 	[ "$VM_NOTOK" = 0 ] || vm_judge_fail "$VM_NOTOK failed test(s)"
 	[ "$VM_OK" -ge "$vm_min_ok" ] || vm_judge_fail "expected at least $vm_min_ok passed checks, saw $VM_OK"
 	! grep -q '^Bail out' "$vm_txt" || vm_judge_fail "guest bailed out"
@@ -305,18 +316,18 @@ vm_judge() {
 	if [ "$vm_dmesg_only" = 1 ]; then
 		cp "$VM_WORK/dmesg.txt" "$VM_WORK/kernel.txt"
 	else
-		grep -Ev '^(ok|not ok|#|Bail out)' "$vm_txt" >"$VM_WORK/kernel.txt" || true
+		grep -Ev '^(ok|not ok|#|Bail out)' "$vm_txt" >"$VM_WORK/kernel.txt" || [ $? = 1 ]
 	fi
-	VM_BAD=$(vm_log_reports "$VM_WORK/kernel.txt" | awk '!seen[$0]++' || true)
+	VM_BAD=$({ vm_log_reports "$VM_WORK/kernel.txt" || [ $? = 1 ]; } | awk '!seen[$0]++')
 	if [ -n "$VM_BAD" ]; then
 		vm_judge_fail "kernel log is not clean:"
 		echo "$VM_BAD"
 		echo "== the first report in full:"
 		vm_first=$(echo "$VM_BAD" | head -n 1)
 		if grep -q -F -x "$vm_first" "$VM_WORK/dmesg.txt"; then
-			grep -F -x -A 50 "$vm_first" "$VM_WORK/dmesg.txt" | head -n 50
+			grep -F -x -m 1 -A 50 "$vm_first" "$VM_WORK/dmesg.txt"
 		else
-			grep -F -x -A 50 "$vm_first" "$VM_WORK/kernel.txt" | head -n 50
+			grep -F -x -m 1 -A 50 "$vm_first" "$VM_WORK/kernel.txt"
 		fi
 	fi
 }
