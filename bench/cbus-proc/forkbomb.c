@@ -75,7 +75,7 @@ int main(int argc, char **argv)
 	t1 = now_s();
 	for (int w = 0; w < workers; w++)
 		total += forks[w];
-	printf("forkbomb workers=%d forks=%ld secs=%.3f forks_per_s=%.1f\n", workers, total, t1 - t0,
-	       (double)total / (t1 - t0));
+	printf("forkbomb workers=%d forks=%ld secs=%.3f forks_per_s=%.1f\n", workers, total,
+	       t1 - t0, (double)total / (t1 - t0));
 	return 0;
 }
