@@ -122,9 +122,10 @@ storm_run() {
 	rm -f "$f" "$f.err"
 }
 
-echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz execsnoop=${CBP_EXECSNOOP:-none}"
+echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz forkstat=$(command -v forkstat || echo none) execsnoop=${CBP_EXECSNOOP:-none}"
 setups=(conn kmod idle none)
-monitors=(none kmod forkstat)
+monitors=(none kmod)
+command -v forkstat >/dev/null && monitors+=(forkstat)
 [ -n "${CBP_EXECSNOOP:-}" ] && monitors+=(execsnoop)
 for ((r = 1; r <= CBP_ROUNDS; r++)); do
 	echo "CBP round=$r loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
