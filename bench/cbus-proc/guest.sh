@@ -25,7 +25,6 @@ out=/run/cbp
 mkdir -p "$out"
 hz=$(getconf CLK_TCK)
 quick=$CBP_BIN/cbp-quick
-pids=()
 
 # busy jiffies of the whole machine: all but idle and iowait
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
