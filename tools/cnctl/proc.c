@@ -505,14 +505,24 @@ static void on_winch(int sig)
  * sooner: no SA_RESTART). */
 #define PROC_IDLE_WAIT_MS 1000
 
+/* How much longer than asked a read may wait, to spare a setsockopt:
+ * a tenth of the flush interval, below what a reader of the output or a
+ * --timeout can tell. */
+#define PROC_WAIT_SLACK_MS 10
+
 /* Make a blocking read of st's socket wait at most ms (SO_RCVTIMEO: the
- * read returns -EAGAIN then). *cur: the timeout set now, to set it only
- * when it changes. 0, or -errno. */
+ * read returns -EAGAIN then). *cur: the timeout set now. The waits asked
+ * for count down to what is due (a flush, a rescan, the --timeout), so
+ * most differ from the last by a millisecond or two: a timeout set is
+ * kept while it is at most PROC_WAIT_SLACK_MS longer than asked (never
+ * shorter: a read woken early is one more system call), which takes one
+ * setsockopt per slack's worth of countdown instead of one per read.
+ * 0, or -errno. */
 static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
 {
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 
-	if (ms == *cur)
+	if (*cur >= ms && *cur - ms <= PROC_WAIT_SLACK_MS)
 		return 0;
 	if (setsockopt(cn_fd(st->s), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		return -errno;
