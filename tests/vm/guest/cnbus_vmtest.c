@@ -1853,6 +1853,7 @@ int main(int argc, char **argv)
 	run("proc_events", t_proc_events, argc, argv);
 	/* kproc.c: cnbus_proc.ko, unloaded again by each test */
 	run("kproc_storm", t_kproc_storm, argc, argv);
+	run("kproc_idle", t_kproc_idle, argc, argv);
 	run("kproc_unprivileged_join", t_kproc_unprivileged_join, argc, argv);
 	run("kproc_join_then_drop", t_kproc_join_then_drop, argc, argv);
 	run("kproc_argv_edges", t_kproc_argv_edges, argc, argv);
