@@ -18,6 +18,10 @@
 #           (/proc/stat) from the storm's start until the monitor showed
 #           the end marker, each monitor's own CPU, the execs it named;
 #   loss    cbp-loss's forced overrun.
+# With CBP_STRACE=1 (bench/cbus-proc/run --strace) it does none of that:
+# one storm per cnctl under `strace -c -f` (CBP_CNCTL_BEFORE first, when
+# set, then the build's), each on cnbus_proc.ko, for the system calls per
+# event of one build against another in the same boot.
 set -u
 # shellcheck source=/dev/null
 . "$1" # CBP_BIN CBP_CNCTL CBP_KO CBP_ROUNDS CBP_STORM CBP_FB_SECS CBP_FB_WORKERS CBP_LOSS CBP_EXECSNOOP
@@ -120,6 +124,34 @@ storm_run() {
 		"lines=$(wc -l <"$f" 2>/dev/null || echo 0) $(summary "$f.err")"
 	rm -f "$f" "$f.err"
 }
+
+# the storm read by `cnctl proc --source kmod` under strace -c: NAME CNCTL
+strace_run() {
+	local f=$out/strace.$1 line pid end=cnb-end-strace-$1
+	load_proc
+	strace -c -f -o "$f.sc" "$2" proc --source kmod >"$f" 2>"$f.err" &
+	mon=$!
+	await "$f.err" listening 120
+	line=$("$CBP_BIN/cnb-storm" -n "$CBP_STORM" -e 1 -x "$quick")
+	"$quick" "$end"
+	await "$f" "$end" 300
+	# SIGINT to cnctl, not to strace (which would detach and leave it).
+	pid=$(pgrep -P "$mon" | head -n 1)
+	kill -INT "$pid" 2>/dev/null
+	wait "$mon" 2>/dev/null
+	unload_proc
+	echo "CBP strace cnctl=$1 named=$(named "$f") $line $(summary "$f.err")"
+	sed "s/^/# cbp strace $1: /" "$f.sc"
+	rm -f "$f" "$f.err" "$f.sc"
+}
+
+if [ "${CBP_STRACE:-0}" = 1 ]; then
+	echo "CBP begin strace kernel=$(uname -r) cpus=$(nproc)"
+	[ -n "${CBP_CNCTL_BEFORE:-}" ] && strace_run before "$CBP_CNCTL_BEFORE"
+	strace_run build "$CBP_CNCTL"
+	echo "CBP end"
+	exit 0
+fi
 
 echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz forkstat=$(command -v forkstat || echo none) execsnoop=${CBP_EXECSNOOP:-none}"
 setups=(conn kmod idle none)
