@@ -707,7 +707,10 @@ struct cn_proc_event {
 				forked plainly, a clone's own signal), -1 for a
 				thread (it signals nobody) */
 	uint32_t ack_err;     /* none: error of the LISTEN/IGNORE ack (0 = ok) */
-	char comm[16];	      /* comm: new name, NUL-terminated (as in cn_proc_entry) */
+	char comm[16];	      /* comm: new name, NUL-terminated (as in cn_proc_entry);
+				 a source that knows the name of other events may
+				 fill it (empty: unknown; the tracker then reads
+				 /proc) */
 	uint32_t lost_before; /* events lost just before it (see cn_proc_recv) */
 	/* Room for fields a later version adds without changing the struct's
 	 * size (callers allocate it): not written, do not read. */

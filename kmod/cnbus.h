@@ -90,6 +90,18 @@ int cnbus_send(const struct cn_msg *msg, u32 portid, u32 group, gfp_t gfp);
 int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp);
 
 /**
+ * cnbus_has_listeners() - does any socket listen to a multicast group?
+ * @group: the group (1..groups); 0 or beyond the unit's groups: false.
+ *
+ * One bit test, usable from any context cnbus_insert() is: a producer
+ * calls it first so that it builds nothing for a group nobody reads. The
+ * answer can change right after the call (a socket joins or leaves).
+ *
+ * Return: true when at least one socket has joined @group.
+ */
+bool cnbus_has_listeners(u32 group);
+
+/**
  * cnbus_insert() - queue a message for asynchronous multicast (CBUS).
  * @msg: the message; copied into the current CPU's queue.
  * @gfp: the caller's context: when it allows blocking (GFP_KERNEL) and

@@ -125,6 +125,15 @@ int cnbus_reply(const struct cn_msg *msg, u32 portid, gfp_t gfp)
 }
 EXPORT_SYMBOL_GPL(cnbus_reply);
 
+bool cnbus_has_listeners(u32 group)
+{
+	struct sock *nls = READ_ONCE(cnbus_dev.nls);
+
+	/* netlink_has_listeners() itself answers false for groups it has not. */
+	return nls && netlink_has_listeners(nls, group);
+}
+EXPORT_SYMBOL_GPL(cnbus_has_listeners);
+
 int cnbus_send(const struct cn_msg *msg, u32 portid, u32 group, gfp_t gfp)
 {
 	struct sk_buff *skb;

@@ -62,6 +62,17 @@ static int cnbus_unit_free(unsigned int unit)
  * CAP_NET_ADMIN in the initial user namespace may join it. It is checked
  * whether cnbus_proc.ko is loaded or not, so that no socket can join
  * before the producer loads and keep its membership after.
+ *
+ * The privilege is the joining task's (capable()), not that of the
+ * credentials the socket was opened with, as for the kernel's own groups:
+ * netlink_bind() and NETLINK_ADD_MEMBERSHIP test the caller
+ * (netlink_allowed()), and so do the connector's and generic netlink's
+ * bind hooks; the file's credentials (netlink_capable()) are what the
+ * kernel checks for a message a socket sends, where a privileged program
+ * could be made to write on a socket someone else opened. A join is the
+ * joining program's own act: a daemon that joins, then drops its
+ * privileges keeps its membership, and a privileged task may join a
+ * socket it was handed. The hook is not given the socket anyway.
  */
 static int cnbus_unit_bind(struct net *net, int group)
 {

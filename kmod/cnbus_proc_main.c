@@ -55,9 +55,23 @@ MODULE_PARM_DESC(argv_max, "bytes of argv an exec record carries, 0..8192 (defau
 /*
  * The probes. Tracepoints run them with preemption off; they say so
  * themselves too, since the records' per-CPU state depends on it.
+ *
+ * With no socket in the records' group a probe makes nothing: no number is
+ * taken and nothing counted, so a producer nobody reads costs one bit test
+ * per event. Numbering stays exact for listeners: while one is joined the
+ * group has a listener, so every record it could see is made; a listener
+ * that joins later starts from the first number it receives (libcn's loss
+ * tracking takes a CPU's first number as its start).
  */
+static bool cnbus_proc_listened(void)
+{
+	return cnbus_has_listeners(CNBUS_PROC_IDX);
+}
+
 static void cnbus_proc_probe_fork(void *data, struct task_struct *parent, struct task_struct *child)
 {
+	if (!cnbus_proc_listened())
+		return;
 	preempt_disable();
 	cnbus_proc_rec_fork(child);
 	preempt_enable();
@@ -66,6 +80,8 @@ static void cnbus_proc_probe_fork(void *data, struct task_struct *parent, struct
 static void cnbus_proc_probe_exec(void *data, struct task_struct *p, pid_t old_pid,
 				  struct linux_binprm *bprm)
 {
+	if (!cnbus_proc_listened())
+		return;
 	preempt_disable();
 	cnbus_proc_rec_exec(p, bprm);
 	preempt_enable();
@@ -73,6 +89,8 @@ static void cnbus_proc_probe_exec(void *data, struct task_struct *p, pid_t old_p
 
 static void cnbus_proc_probe_exit(void *data, struct task_struct *p)
 {
+	if (!cnbus_proc_listened())
+		return;
 	preempt_disable();
 	cnbus_proc_rec_exit(p);
 	preempt_enable();

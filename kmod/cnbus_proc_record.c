@@ -68,6 +68,9 @@ void cnbus_proc_totals(struct cnbus_proc_stats *st)
 	st->argv_max = cnbus_proc_argv_max;
 }
 
+static_assert(offsetof(struct cnbus_proc_record, comm) == CNBUS_PROC_RECORD_MIN);
+static_assert(sizeof(((struct task_struct *)0)->comm) == CNBUS_PROC_COMM_LEN);
+
 /* The fields every record has, from @p. */
 static void cnbus_proc_fill(struct cnbus_proc_record *r, u16 type, struct task_struct *p)
 {
@@ -87,6 +90,12 @@ static void cnbus_proc_fill(struct cnbus_proc_record *r, u16 type, struct task_s
 	r->euid = from_kuid_munged(&init_user_ns, cred->euid);
 	r->rgid = from_kgid_munged(&init_user_ns, cred->gid);
 	r->egid = from_kgid_munged(&init_user_ns, cred->egid);
+	/*
+	 * Not get_task_comm(): its task_lock() sleeps on PREEMPT_RT. A name
+	 * changed meanwhile (prctl) is read torn at worst, and always ends
+	 * with a NUL; exec set the new name before its tracepoint.
+	 */
+	strscpy_pad(r->comm, p->comm, sizeof(r->comm));
 	if (pid_alive(p)) {
 		parent = rcu_dereference(p->real_parent);
 		r->parent_pid = task_pid_nr(parent);

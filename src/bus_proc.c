@@ -9,6 +9,11 @@
 
 #include "proc_internal.h"
 
+_Static_assert(offsetof(struct cnbus_proc_record, comm) == CNBUS_PROC_RECORD_MIN,
+	       "comm is appended to the record as first published");
+_Static_assert(sizeof(((struct cn_bus_proc_event *)0)->comm) == CNBUS_PROC_COMM_LEN,
+	       "a record's comm fits the decoded event's");
+
 /* Messages per receive call: events point into them, so a call
  * that stored an event reads nothing more. */
 #define BUS_PROC_BATCH 64
@@ -22,12 +27,17 @@ int cn_bus_proc_decode(const struct cn_msg *msg, struct cn_bus_proc_event *ev)
 		return cn_fail(EINVAL);
 	if (msg->id.idx != CNBUS_PROC_IDX || msg->id.val != CNBUS_PROC_VAL)
 		return cn_fail(EPROTO);
-	if (msg->len < sizeof(r))
+	if (msg->len < CNBUS_PROC_RECORD_MIN)
 		return cn_fail(EBADMSG);
-	/* Copied: the payload is only 4-byte aligned. */
-	memcpy(&r, msg->data, sizeof(r));
-	if (r.hdr_len < sizeof(r) || (uint64_t)r.hdr_len + r.filename_len + r.argv_len > msg->len)
+	/* Copied: the payload is only 4-byte aligned. A record of a module
+	 * older than comm ends before it: its comm stays empty. */
+	memset(&r, 0, sizeof(r));
+	memcpy(&r, msg->data, msg->len < sizeof(r) ? msg->len : sizeof(r));
+	if (r.hdr_len < CNBUS_PROC_RECORD_MIN ||
+	    (uint64_t)r.hdr_len + r.filename_len + r.argv_len > msg->len)
 		return cn_fail(EBADMSG);
+	if (r.hdr_len < sizeof(r))
+		memset(r.comm, 0, sizeof(r.comm));
 	memset(ev, 0, sizeof(*ev));
 	switch (r.type) {
 	case CNBUS_PROC_FORK:
@@ -56,6 +66,8 @@ int cn_bus_proc_decode(const struct cn_msg *msg, struct cn_bus_proc_event *ev)
 	ev->egid = r.egid;
 	ev->exit_code = r.exit_code;
 	ev->exit_signal = r.exit_signal;
+	/* NUL-terminated whatever the record holds (the kernel's always is). */
+	memcpy(ev->comm, r.comm, sizeof(ev->comm) - 1);
 	data = (const char *)msg->data + r.hdr_len;
 	if (r.filename_len)
 		ev->filename = data;
@@ -97,7 +109,7 @@ static int bus_proc_handle(struct cn_proc_state *t, const struct cn_msg *msg,
 
 	if (msg->id.idx != CNBUS_PROC_IDX || msg->id.val != CNBUS_PROC_VAL)
 		return 0;
-	if (msg->len < sizeof(struct cnbus_proc_record))
+	if (msg->len < CNBUS_PROC_RECORD_MIN)
 		return -EBADMSG;
 	memcpy(&cpu, msg->data + offsetof(struct cnbus_proc_record, cpu), sizeof(cpu));
 	cn__proc_track(t, cpu, msg->seq, &gap);

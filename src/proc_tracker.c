@@ -396,6 +396,8 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	sl->e.start_ns = ev->timestamp_ns;
 	if (parent)
 		memcpy(sl->e.comm, parent->e.comm, sizeof(sl->e.comm));
+	else if (ev->comm[0])
+		memcpy(sl->e.comm, ev->comm, sizeof(sl->e.comm));
 	else if (cn__proc_read_comm(t->proc_fd, ev->pid, sl->e.comm) < 0)
 		memset(sl->e.comm, 0, sizeof(sl->e.comm));
 	sl->gen = t->gen;
@@ -440,7 +442,15 @@ static const struct cn_proc_entry *on_exec_event(struct cn_proc_tracker *t,
 		sl->e.tgid = ev->tgid;
 		sl->e.start_ns = ev->timestamp_ns;
 	}
-	r = cn__proc_read_comm(t->proc_fd, ev->pid, comm);
+	/* An event that carries the new name (cnbus_proc.ko's records) spares
+	 * a /proc read per exec, and names a process already gone. */
+	if (ev->comm[0]) {
+		memcpy(comm, ev->comm, sizeof(comm));
+		comm[sizeof(comm) - 1] = '\0';
+		r = 0;
+	} else {
+		r = cn__proc_read_comm(t->proc_fd, ev->pid, comm);
+	}
 	sl->e.flags |= CN_PROC_ENTRY_EXEC;
 	sl->e.exec_ns = ev->timestamp_ns;
 	if (r == 0) {

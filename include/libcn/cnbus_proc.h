@@ -39,12 +39,16 @@
 #define CNBUS_PROC_ARGV_DEFAULT 4096U
 #define CNBUS_PROC_ARGV_MAX	8192U
 
+/* Bytes of a record's comm: the kernel's TASK_COMM_LEN. */
+#define CNBUS_PROC_COMM_LEN 16U
+
 /*
  * One record: the payload of a cn_msg with id {CNBUS_PROC_IDX,
  * CNBUS_PROC_VAL} whose seq is the per-CPU sequence number of the record
  * (the CPU is in the record): every record the module makes on a CPU takes
  * the next number, inserted or not, so a gap in one CPU's numbers is a
- * loss. ack is 0. Pids are those of the initial pid namespace, ids those
+ * loss. While no socket is in the group the module makes no record (and
+ * takes no number): a listener's first record from a CPU starts its count. ack is 0. Pids are those of the initial pid namespace, ids those
  * of the initial user namespace.
  *
  * An exec record is followed by filename_len bytes of the filename the
@@ -53,7 +57,8 @@
  * with a NUL); argv_total is argv's whole length, larger than argv_len
  * when it was cut (CNBUS_PROC_ARGV_CUT). Fork and exit records carry
  * nothing after the struct. A later version may append fields: readers
- * take the data at sizeof(struct) only when hdr_len says so.
+ * take the data at hdr_len, and a field only when hdr_len covers it (comm
+ * was appended: records of an older module end before it).
  */
 struct cnbus_proc_record {
 	__u16 hdr_len;	    /* sizeof(struct cnbus_proc_record): where the data starts */
@@ -72,7 +77,12 @@ struct cnbus_proc_record {
 	__u32 filename_len; /* exec: bytes of filename after the struct */
 	__u32 argv_len;	    /* exec: bytes of argv after the filename */
 	__u32 argv_total;   /* exec: argv's whole length in the new image */
+	/* The task's name (exec: the new one), NUL-padded. */
+	char comm[CNBUS_PROC_COMM_LEN];
 };
+
+/* hdr_len of a record made before comm was appended: the least there is. */
+#define CNBUS_PROC_RECORD_MIN 72U
 
 /*
  * The producer's totals since it was loaded, summed over the CPUs: the

@@ -147,8 +147,10 @@ struct cn_bus_proc_event {
 	size_t argv_len;
 	size_t argv_total;    /* exec: argv's whole length (> argv_len: cut) */
 	uint32_t lost_before; /* records lost just before it (per-CPU gaps) */
+	char comm[16];	      /* the task's name (exec: the new one), NUL-terminated;
+				 empty from a module whose records have none */
 	/* Room for fields a later version adds: not written, do not read. */
-	uint64_t reserved[4];
+	uint64_t reserved[2];
 };
 
 /*

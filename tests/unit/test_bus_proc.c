@@ -46,6 +46,7 @@ static struct cn_msg *record(uint32_t cpu, uint16_t type, uint32_t skip, int32_t
 		r.exit_code = 0x300;
 		r.exit_signal = 17;
 	}
+	memcpy(r.comm, "storm", 6);
 	r.filename_len = (uint32_t)flen;
 	r.argv_len = (uint32_t)argv_len;
 	r.argv_total = argv_total;
@@ -91,6 +92,7 @@ static void decode_fields(void **state)
 	assert_memory_equal(ev.argv, argv, sizeof(argv) - 1);
 	assert_ptr_equal(ev.argv, ev.filename + 7); /* in place, not copied */
 	assert_int_equal(ev.lost_before, 0);
+	assert_string_equal(ev.comm, "storm");
 
 	/* cut: argv_total says how long it was */
 	m = record(0, CNBUS_PROC_EXEC, 0, 43, "/x", "aaaa", 4, 100000);
@@ -106,6 +108,31 @@ static void decode_fields(void **state)
 	assert_int_equal(ev.exit_signal, 17);
 	assert_null(ev.filename);
 	assert_null(ev.argv);
+}
+
+/* A record of a module older than comm: hdr_len ends before it, the
+ * filename follows there, the decoded comm is empty. */
+static void decode_before_comm(void **state)
+{
+	uint8_t buf[CNBUS_PROC_RECORD_MIN + 5];
+	struct cn_bus_proc_event ev;
+	struct cnbus_proc_record r;
+	const struct cn_msg *m;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	r.hdr_len = CNBUS_PROC_RECORD_MIN;
+	r.type = CNBUS_PROC_EXEC;
+	r.pid = r.tgid = 45;
+	r.filename_len = 5;
+	memcpy(buf, &r, CNBUS_PROC_RECORD_MIN);
+	memcpy(buf + CNBUS_PROC_RECORD_MIN, "/bin/", 5);
+	m = fake_add_cn(fake_dgram(0), CNBUS_PROC_IDX, CNBUS_PROC_VAL, 1, 0, buf, sizeof(buf));
+	assert_int_equal(cn_bus_proc_decode(m, &ev), 0);
+	assert_int_equal(ev.pid, 45);
+	assert_int_equal(ev.filename_len, 5);
+	assert_memory_equal(ev.filename, "/bin/", 5);
+	assert_string_equal(ev.comm, "");
 }
 
 static void decode_refusals(void **state)
@@ -126,7 +153,7 @@ static void decode_refusals(void **state)
 	memcpy(m->data, &r, sizeof(r));
 	assert_int_equal(cn_bus_proc_decode(m, &ev), -EBADMSG);
 	r.argv_len = 0;
-	r.hdr_len = sizeof(r) - 4;
+	r.hdr_len = CNBUS_PROC_RECORD_MIN - 4;
 	memcpy(m->data, &r, sizeof(r));
 	assert_int_equal(cn_bus_proc_decode(m, &ev), -EBADMSG);
 	/* a type of a newer module */
@@ -221,9 +248,8 @@ static void totals(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(decode_fields),
-		T(decode_refusals),
-		T(recv_loss_and_overrun),
+		T(decode_fields),   T(decode_before_comm),
+		T(decode_refusals), T(recv_loss_and_overrun),
 		T(totals),
 	};
 

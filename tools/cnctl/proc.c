@@ -508,14 +508,27 @@ static void on_winch(int sig)
  * sooner: no SA_RESTART). */
 #define PROC_IDLE_WAIT_MS 1000
 
+/* How much longer than asked a read may wait, to spare a setsockopt:
+ * a tenth of the flush interval, below what a reader of the output or a
+ * --timeout can tell. */
+#define PROC_WAIT_SLACK_MS 10
+
 /* Make a blocking read of st's socket wait at most ms (SO_RCVTIMEO: the
- * read returns -EAGAIN then). *cur: the timeout set now, to set it only
- * when it changes. 0, or -errno. */
+ * read returns -EAGAIN then). *cur: the timeout set now (-1: none, or one
+ * that just expired). While events stream the wait asked for alternates
+ * between PROC_FLUSH_MS (output pending) and PROC_IDLE_WAIT_MS, and counts
+ * down to a rescan or the --timeout near them: a setsockopt for each
+ * change was most of cnctl's system calls besides the reads. So a timeout
+ * set is kept while it is at most PROC_WAIT_SLACK_MS longer than asked,
+ * and while it is shorter but at least PROC_FLUSH_MS: a read it wakes
+ * early finds *cur reset (run) and sets the exact wait, one wake-up at the
+ * end of a stream instead of two setsockopt calls per flush. 0, or
+ * -errno. */
 static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
 {
 	struct timeval tv = { .tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000 };
 
-	if (ms == *cur)
+	if (*cur >= ms ? *cur - ms <= PROC_WAIT_SLACK_MS : *cur >= PROC_FLUSH_MS)
 		return 0;
 	if (setsockopt(cn_fd(st->s), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		return -errno;
@@ -525,21 +538,20 @@ static int set_wait(struct proc_state *st, int64_t ms, int64_t *cur)
 
 /* How long the next blocking read may wait (SO_RCVTIMEO; >= 1 ms, since 0
  * is no limit): until the next thing due, a rescan (when the tracker says
- * it is due), output to hand over (PROC_FLUSH_MS after the last flush) or
- * the --timeout, and PROC_IDLE_WAIT_MS at most. */
-static int64_t read_wait(struct proc_state *st, int64_t deadline, int64_t last_flush)
+ * it is due), output to hand over or the --timeout, and PROC_IDLE_WAIT_MS
+ * at most. Pending output waits PROC_FLUSH_MS from this read, not from the
+ * last flush: a constant that set_wait keeps (a stream's reads flush it
+ * when PROC_FLUSH_MS have passed; once the stream stops it is written
+ * PROC_FLUSH_MS after the last read, as cnctl(1) says). */
+static int64_t read_wait(struct proc_state *st, int64_t deadline)
 {
 	int64_t wait = PROC_IDLE_WAIT_MS;
 	int due = cn_proc_tracker_sync_timeout(st->t);
 
 	if (due >= 0 && due < wait)
 		wait = due;
-	if (__fpending(stdout)) {
-		int64_t left = PROC_FLUSH_MS - (coarse_ms() - last_flush);
-
-		if (left < wait)
-			wait = left;
-	}
+	if (__fpending(stdout) && PROC_FLUSH_MS < wait)
+		wait = PROC_FLUSH_MS;
 	if (deadline >= 0 && deadline - cnctl_now_ms() < wait)
 		wait = deadline - cnctl_now_ms();
 	return wait > 0 ? wait : 1;
@@ -585,7 +597,7 @@ static int run(struct proc_state *st)
 			winch = 0;
 			proc_line_read_width(st);
 		}
-		r = flags ? 0 : set_wait(st, read_wait(st, deadline, last_flush), &cur_wait);
+		r = flags ? 0 : set_wait(st, read_wait(st, deadline), &cur_wait);
 		if (r < 0) {
 			proc_message(st, "error", "setting the read timeout: %s", strerror(-r));
 			flush_out();
@@ -595,6 +607,9 @@ static int run(struct proc_state *st)
 			n = proc_kmod_recv(st, ev, flags);
 		else
 			n = cn_proc_recv_batch(st->s, ev, PROC_BATCH, flags);
+		/* A timeout expired: the next wait is set as asked (set_wait). */
+		if (n == -EAGAIN && !flags)
+			cur_wait = -1;
 		flags = 0;
 		if (n > 0) {
 			st->events_read += (uint64_t)n;

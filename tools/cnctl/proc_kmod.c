@@ -5,7 +5,8 @@
  * read at the exec, so a process gone before /proc could be read is
  * named. They are handed on as the proc connector's events are (struct
  * cn_proc_event: the tracker, the filters and the lines take them
- * unchanged), with the command lines prefetched from the records.
+ * unchanged), with the command lines prefetched from the records and
+ * each task's name (comm) taken from its record.
  */
 #include <errno.h>
 #include <string.h>
@@ -53,6 +54,8 @@ int proc_kmod_recv(struct proc_state *st, struct cn_proc_event *ev, unsigned int
 		ev[i].ruid = k[i].ruid;
 		ev[i].euid = k[i].euid;
 		ev[i].lost_before = k[i].lost_before;
+		/* The tracker names the task from it, not from /proc. */
+		memcpy(ev[i].comm, k[i].comm, sizeof(ev[i].comm));
 		if (k[i].what != CN_PROC_EXEC) {
 			ev[i].parent_pid = k[i].parent_pid;
 			ev[i].parent_tgid = k[i].parent_tgid;

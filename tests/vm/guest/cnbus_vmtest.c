@@ -127,11 +127,14 @@ int main(int argc, char **argv)
 	run("proc_events", t_proc_events, argc, argv);
 	/* kproc.c: cnbus_proc.ko, unloaded again by each test */
 	run("kproc_storm", t_kproc_storm, argc, argv);
+	run("kproc_idle", t_kproc_idle, argc, argv);
 	run("kproc_unprivileged_join", t_kproc_unprivileged_join, argc, argv);
+	run("kproc_join_then_drop", t_kproc_join_then_drop, argc, argv);
 	run("kproc_argv_edges", t_kproc_argv_edges, argc, argv);
 	run("kproc_unload_storm", t_kproc_unload_storm, argc, argv);
 	run("kproc_overrun_exact", t_kproc_overrun_exact, argc, argv);
 	run("kproc_cpu_offline", t_kproc_cpu_offline, argc, argv);
+	run("kproc_ring_refused", t_kproc_ring_refused, argc, argv);
 	run("fault_blaster", t_fault_blaster, argc, argv);
 	run("fault_blaster_nobody", t_fault_blaster_nobody, argc, argv);
 	/* hostile.c */

@@ -124,6 +124,12 @@ int t_kproc_argv_edges(void);
 int t_kproc_unload_storm(void);
 int t_kproc_overrun_exact(void);
 int t_kproc_cpu_offline(void);
+/* kproc_ring.c */
+int t_kproc_ring_refused(void);
+/* kproc_idle.c */
+int t_kproc_idle(void);
+/* kproc_bind.c */
+int t_kproc_join_then_drop(void);
 
 /* proc_listeners.c */
 int t_proc_ignore_unlistened(void);

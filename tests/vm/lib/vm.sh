@@ -212,6 +212,46 @@ vm_root() {
 	find "$VM_WORK/src" -name '*.ko' -exec cp {} "$VM_ROOT/lib/cnbus/" \;
 }
 
+# vm_image_modules NAME...: the modules NAME of VM_KVER's image (VM_MODDIR),
+# dependencies first, uncompressed for busybox's insmod, into
+# VM_ROOT/lib/vm-mod, their load order in VM_ROOT/lib/vm-mod/order (the
+# guest's /init loads them in it); a NAME built into the kernel is left
+# out, one that is neither is a skip. The CBUS process-event bench loads
+# 9p over virtio with it (the arch tier's VM has its own copy of this).
+vm_image_modules() {
+	[ -r "$VM_MODDIR/modules.dep" ] || vm_skip "no $VM_MODDIR/modules.dep (the kernel's modules)"
+	mkdir -p "$VM_ROOT/lib/vm-mod"
+	: >"$VM_ROOT/lib/vm-mod/order"
+	for vm_m in "$@"; do
+		vm_p=$(grep -E "/$vm_m\.ko(\.[a-z]+)?:" "$VM_MODDIR/modules.dep" | cut -d: -f1 || true)
+		if [ -n "$vm_p" ]; then
+			vm_add_module "$vm_p"
+		elif ! grep -qE "/$vm_m\.ko" "$VM_MODDIR/modules.builtin" 2>/dev/null; then
+			vm_skip "kernel $VM_KVER has no $vm_m (module or built in)"
+		fi
+	done
+}
+
+# vm_add_module PATH: one module of vm_image_modules (PATH relative to
+# VM_MODDIR, as modules.dep has it), after its dependencies (which
+# modules.dep lists in the reverse of their load order).
+vm_add_module() {
+	vm_n=$(basename "$1" | sed 's/\.ko.*$/.ko/')
+	grep -qx "$vm_n" "$VM_ROOT/lib/vm-mod/order" && return 0
+	for vm_d in $(grep "^$1:" "$VM_MODDIR/modules.dep" | cut -d: -f2 | tr ' ' '\n' | tac); do
+		vm_add_module "$vm_d"
+	done
+	vm_n=$(basename "$1" | sed 's/\.ko.*$/.ko/')
+	case "$1" in
+	*.ko) cp "$VM_MODDIR/$1" "$VM_ROOT/lib/vm-mod/$vm_n" ;;
+	*.ko.xz) xz -dc "$VM_MODDIR/$1" >"$VM_ROOT/lib/vm-mod/$vm_n" ;;
+	*.ko.zst) zstd -qdc "$VM_MODDIR/$1" >"$VM_ROOT/lib/vm-mod/$vm_n" ;;
+	*.ko.gz) gzip -dc "$VM_MODDIR/$1" >"$VM_ROOT/lib/vm-mod/$vm_n" ;;
+	*) vm_fail "module $1: unknown compression" ;;
+	esac
+	echo "$vm_n" >>"$VM_ROOT/lib/vm-mod/order"
+}
+
 # vm_boot TIMEOUT APPEND...: pack VM_ROOT, boot VM_KERNEL with it and the
 # kernel command line APPEND (console, panic, log buffer are added). The
 # serial console goes to VM_LOG (VM_WORK/console.log, and .txt without
