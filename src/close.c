@@ -16,8 +16,7 @@ void cn_close(struct cn_sock *s)
 	 * after talking to the proc connector would leak the kernel's
 	 * per-socket proc state at close (internal.h, proc_spoken): join
 	 * back. Nothing is read any more, so no event is seen. */
-	if (s->proc_spoken && s->unit == NETLINK_CONNECTOR &&
-	    !(s->joined & (1u << (CN_IDX_PROC - 1))))
+	if (s->proc_spoken && !(s->joined & (1u << (CN_IDX_PROC - 1))))
 		(void)cn_join(s, CN_IDX_PROC);
 	cn__socket_free(s);
 	errno = saved;

@@ -69,8 +69,7 @@ int cn_request_all(struct cn_sock *s, struct cn_msg *req, unsigned int flags,
 		 * it through its group (docs/DESIGN.md, "The proc
 		 * connector"): cn_request's CN_MATCH_ACK_ONLY and its
 		 * membership for the answer are what it takes. */
-		if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
-		    s->unit == NETLINK_CONNECTOR)
+		if (cn__to_proc_connector(s, &req->id))
 			return cn_fail(EINVAL);
 		return cn__request_wait(s, req, flags, timeout_ms, &w, 0);
 	}

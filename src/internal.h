@@ -81,10 +81,11 @@ struct cn_sock {
 	uint32_t flags;	 /* CN_OPEN_* */
 	int connected;	 /* connect()ed to the kernel's port 0 (see cn_open) */
 	uint32_t joined; /* groups 1..32 joined: bit g - 1 for group g */
-	/* A message went to the proc connector: on kernels that filter per
-	 * socket (6.6 on) the kernel may keep proc state for this socket,
-	 * which it frees at close only if the socket is in group 1 then
-	 * (connector.c, cn_release): cn_close joins it back first. */
+	/* A message went to the proc connector (cn__to_proc_connector): on
+	 * kernels that filter per socket (6.6 on) the kernel may keep proc
+	 * state for this socket, which it frees at close only if the socket
+	 * is in group 1 then (connector.c, cn_release): cn_close joins it
+	 * back first. */
 	int proc_spoken;
 
 	uint32_t next_seq;
@@ -128,6 +129,14 @@ static inline size_t cn__max_len(const struct cn_sock *s, uint32_t port)
 #define CN_INLINE   static inline __attribute__((always_inline))
 
 /* Return -err and set errno to err (err > 0). */
+/* A message to @id on @s goes to the kernel's proc connector: the id is
+ * the proc connector's and the unit the connector's (another unit's
+ * {1,1} is somebody else's). */
+static inline int cn__to_proc_connector(const struct cn_sock *s, const struct cb_id *id)
+{
+	return id->idx == CN_IDX_PROC && id->val == CN_VAL_PROC && s->unit == NETLINK_CONNECTOR;
+}
+
 static inline int cn_fail(int err)
 {
 	errno = err;

@@ -101,7 +101,7 @@ static int send_msg(struct cn_sock *s, struct cn_msg *msg, uint32_t port, unsign
 {
 	if (msg->len > cn__max_len(s, port))
 		return cn_fail(EMSGSIZE);
-	if (msg->id.idx == CN_IDX_PROC && msg->id.val == CN_VAL_PROC)
+	if (cn__to_proc_connector(s, &msg->id))
 		s->proc_spoken = 1;
 	if (!(flags & CN_SEND_KEEP_SEQ))
 		msg->seq = s->next_seq++;
@@ -373,8 +373,7 @@ int cn_request(struct cn_sock *s, struct cn_msg *req, unsigned int flags, enum c
 	 * asked for them, until an overrun that a later, unrelated request
 	 * would report. (cn_close joins back, so that the kernel frees its
 	 * per-socket proc state: connector.c, cn_release.) */
-	if (req->id.idx == CN_IDX_PROC && req->id.val == CN_VAL_PROC &&
-	    !(s->joined & (1u << (CN_IDX_PROC - 1))) && s->unit == NETLINK_CONNECTOR) {
+	if (cn__to_proc_connector(s, &req->id) && !(s->joined & (1u << (CN_IDX_PROC - 1)))) {
 		r = cn_join(s, CN_IDX_PROC);
 		if (r < 0)
 			return r;

@@ -59,7 +59,7 @@ static void note_loss(struct cn_proc_tracker *t)
 {
 	uint64_t now = mono_ns();
 
-	t->stale = 1;
+	t->blind = 1;
 	if (!t->lost_first_ns)
 		t->lost_first_ns = now;
 	t->lost_last_ns = now;
@@ -218,7 +218,7 @@ struct cn_proc_tracker *cn_proc_tracker_new(const struct cn_proc_tracker_opts *o
 	t->data_size = o.data_size;
 	t->data_end = o.data_end;
 	t->data_arg = o.data_arg;
-	t->stale = 1; /* nothing known until the first sync */
+	t->blind = 1; /* nothing known until the first sync */
 	return t;
 }
 
@@ -359,7 +359,7 @@ static const struct cn_proc_entry *on_fork_event(struct cn_proc_tracker *t,
 	int thread = ev->pid != ev->tgid, counted;
 	struct cn_proc_slot *sl, *parent, *proc;
 
-	/* A stale entry for a reused pid (its exit was lost) is replaced;
+	/* An outdated entry for a reused pid (its exit was lost) is replaced;
 	 * one a sync found after the fork is the same task. */
 	sl = lookup(t, ev->pid);
 	counted = sl && scanned_before(sl, ev);
@@ -648,9 +648,9 @@ int cn_proc_tracker_sync_timeout(const struct cn_proc_tracker *t)
 {
 	uint64_t now, due;
 
-	if (!t || !t->stale)
+	if (!t || !t->blind)
 		return -1;
-	/* Stale with no loss told: nothing synced yet (a new tracker). */
+	/* Blind with no loss told: nothing synced yet (a new tracker). */
 	if (!t->lost_first_ns)
 		return 0;
 	due = t->lost_last_ns + SYNC_QUIET_NS;
@@ -841,7 +841,7 @@ int cn_proc_tracker_sync(struct cn_proc_tracker *t, cn_proc_change_fn fn, void *
 	/* Entries /proc no longer shows. */
 	cn__htab_sweep(&t->tab, sweep_unseen, &c);
 	count_children(t);
-	t->stale = 0;
+	t->blind = 0;
 	t->lost_first_ns = t->lost_last_ns = 0;
 	t->synced_ns = start;
 	t->st.syncs++;

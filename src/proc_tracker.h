@@ -46,7 +46,7 @@ struct cn_proc_tracker {
 	uint32_t live;		      /* tasks alive as far as the tracker knows */
 	uint32_t flags;		      /* CN_PROC_TRACKER_* */
 	uint32_t gen;		      /* current sync generation */
-	int stale;		      /* events were lost since the last sync */
+	int blind;		      /* events were lost since the last sync */
 	uint64_t lost_first_ns;	      /* CLOCK_MONOTONIC when the first loss since the
 				      last sync was told (0: none) */
 	uint64_t lost_last_ns;	      /* ... and the last one */
