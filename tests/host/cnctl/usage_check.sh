@@ -29,7 +29,9 @@ run() {
 
 # help_text [CMD]: cnctl [CMD] --help, read whole before anything reads it
 # (a grep -q that stops at its match must not end cnctl with SIGPIPE),
-# failing the check unless cnctl exits 0.
+# failing the check unless cnctl exits 0. The greps below read to the end
+# (no -q) for the same reason: a help of over 4 KiB is printed in more than
+# one write, and under pipefail a reader gone early fails the pipeline.
 help_text() {
 	local text
 	# shellcheck disable=SC2086 # CMD: none or one word
@@ -40,13 +42,13 @@ help_text() {
 # help_of CMD OPTION: CMD is in cnctl --help, and CMD --help / help CMD show
 # its usage line and OPTION.
 help_of() {
-	help_text "" | grep -q "^  $1 " || { echo "FAIL: cnctl --help lists no $1"; exit 1; }
+	help_text "" | grep "^  $1 " >/dev/null || { echo "FAIL: cnctl --help lists no $1"; exit 1; }
 	for form in "$1 --help" "help $1"; do
 		# shellcheck disable=SC2086
 		out=$("$CNCTL" $form) || { echo "FAIL: cnctl $form exited $?"; exit 1; }
-		echo "$out" | grep -q "^Usage: cnctl $1" || { echo "FAIL: cnctl $form: no usage"; exit 1; }
-		echo "$out" | grep -q -e "$2" || { echo "FAIL: cnctl $form: no $2"; exit 1; }
-		echo "$out" | grep -q "^Exit status" || { echo "FAIL: cnctl $form: no exit status"; exit 1; }
+		echo "$out" | grep "^Usage: cnctl $1" >/dev/null || { echo "FAIL: cnctl $form: no usage"; exit 1; }
+		echo "$out" | grep -e "$2" >/dev/null || { echo "FAIL: cnctl $form: no $2"; exit 1; }
+		echo "$out" | grep "^Exit status" >/dev/null || { echo "FAIL: cnctl $form: no exit status"; exit 1; }
 	done
 	echo "ok: cnctl $1 --help"
 }
@@ -78,7 +80,7 @@ help_width)
 		long=$(help_text "$c" | awk 'length > 79') || exit 1
 		[ -z "$long" ] || { echo "FAIL: cnctl $c --help: lines over 79 columns: $long"; exit 1; }
 	done
-	help_text proc | grep -qE '^      --user NAME ' ||
+	help_text proc | grep -E '^      --user NAME ' >/dev/null ||
 		{ echo "FAIL: proc --help: --user not on a line of its own"; exit 1; }
 	echo "ok: every --help within 79 columns" ;;
 bad_pgrp)	run 2 "--pgrp.*'x1'" proc --pgrp x1 ;;
@@ -97,8 +99,8 @@ zero_count)	run 2 "--count.*'0'" proc --count 0 ;;
 unknown_command) run 2 "'frobnicate'" frobnicate ;;
 no_command)	run 2 "no command" ;;
 help)
-	help_text "" | grep -q '^  proc ' || { echo "FAIL: cnctl --help lists no proc"; exit 1; }
-	help_text proc | grep -q -e '--events' || { echo "FAIL: no proc --help"; exit 1; }
+	help_text "" | grep '^  proc ' >/dev/null || { echo "FAIL: cnctl --help lists no proc"; exit 1; }
+	help_text proc | grep -e '--events' >/dev/null || { echo "FAIL: no proc --help"; exit 1; }
 	echo "ok: --help" ;;
 # Each subcommand is listed by cnctl --help, and its --help (also as
 # "cnctl help CMD") shows its usage and an option of its own, exit 0.
