@@ -323,7 +323,7 @@ static void test_userspace_view_of_filter(void **state)
  * filtered one). cn_proc_recv must return only the types asked for, and
  * none from before the subscription: those cn_proc_listen read while it
  * waited for its ack are dropped rather than left pending where poll
- * cannot see them (issue 9).
+ * cannot see them.
  */
 static void test_filtered_listen_after_join(void **state)
 {

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # filtered_loss_check.sh - a filtered `cnctl proc` is never silent about
-# loss (issue 17's listener that went quiet). `cnctl proc --events
+# loss (a listener that went quiet). `cnctl proc --events
 # nonzero_exit` (filtered in the kernel: no sequence gap shows loss) writes
 # into a pipe nobody reads, so it blocks and stops reading its socket while
 # a storm makes ~2,600 non-zero exits; the kernel drops what does not fit

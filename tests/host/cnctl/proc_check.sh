@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# proc_check.sh - what a person sees from `cnctl proc` (issue 9): process
+# proc_check.sh - what a person sees from `cnctl proc`: process
 # names, command lines, parent names, threads, lifetimes, non-zero exits,
 # the per-command table, --timeout, --time=iso, color, and names that stay
 # right after events are lost (the tracker's /proc rescan).

@@ -155,7 +155,7 @@ out:
 }
 
 /*
- * Seeded random blaster from several processes (issue 5's fault test):
+ * Seeded random blaster from several processes (the fault test):
  * FAULT_N datagrams in all, each one of: an echo request (sometimes with
  * NLM_F_ACK), an unknown id, shorter than a netlink header, a cut cn_msg,
  * nlmsg_len beyond the datagram, cn_msg.len disagreeing with the payload,
