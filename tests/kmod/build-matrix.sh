@@ -27,18 +27,8 @@ JOBS=${JOBS:-2}
 failed=""
 missing=""
 
-# newest PATTERN [-rt]: the newest installed Debian headers matching PATTERN.
-newest() {
-	local d
-	# shellcheck disable=SC2086 # $1 is a glob
-	for d in /lib/modules/$1/build; do
-		[ -e "$d" ] || continue
-		d=${d#/lib/modules/}
-		echo "${d%/build}"
-	done | { # grep's 1: no kernel of that flavour
-		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi || [ $? = 1 ]
-	} | sort -V | tail -n 1
-}
+# newest PATTERN [-rt]: tests/kmod/newest-headers.sh.
+. "$(dirname "$0")/newest-headers.sh"
 
 # build LABEL KDIR [make args]: kmod and the example against KDIR.
 build() {

@@ -24,19 +24,8 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 command -v dkms >/dev/null || skip "dkms not installed (Debian package dkms)"
 command -v make >/dev/null || skip "make not installed"
-# newest PATTERN [-rt]: the newest installed kernel whose headers match
-# PATTERN, of the plain or (-rt) the PREEMPT_RT flavour.
-newest() {
-	local d
-	# shellcheck disable=SC2086 # $1 is a glob
-	for d in /lib/modules/$1/build; do
-		[ -e "$d" ] || continue
-		d=${d#/lib/modules/}
-		echo "${d%/build}"
-	done | { # grep's 1: no kernel of that flavour
-		if [ "${2:-}" = -rt ]; then grep -- '-rt-'; else grep -v -- '-rt-'; fi || [ $? = 1 ]
-	} | sort -V | tail -n 1
-}
+# newest PATTERN [-rt]: tests/kmod/newest-headers.sh.
+. "$(dirname "$0")/newest-headers.sh"
 if [ -z "${KVER:-}" ]; then
 	K61=$(newest '6.1.0-*-amd64')
 	K612=$(newest '6.12.*-amd64')
