@@ -543,7 +543,8 @@ static uint64_t clock_ns(clockid_t id)
 }
 
 /* An event's time on the wall clock: a monotonic time taken between two
- * readings of the wall clock lands between them (no step meanwhile). */
+ * readings of the wall clock lands between them (no step meanwhile), however
+ * long the thread is preempted between any two of the readings. */
 static void realtime_of_an_event_time(void **state)
 {
 	uint64_t before, mono, after, wall;
