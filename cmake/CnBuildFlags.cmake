@@ -1,6 +1,7 @@
 # libcn's compile settings, per target: the C standard (C11 with GNU
-# extensions), warnings (-Werror with CN_WERROR), 64-bit file offsets and
-# the sanitizers (CN_SANITIZE). cn_build_flags(TARGET...) gives them to
+# extensions), warnings (-Werror with CN_WERROR), 64-bit file offsets, the
+# sanitizers (CN_SANITIZE) and, in a packaging build, Debian's build flags
+# (CnDebBuildFlags.cmake). cn_build_flags(TARGET...) gives them to
 # the library, cnctl, the examples and the tests, each where it is defined;
 # cn_build_flags_directory(), at the end of a CMakeLists.txt, to every
 # target it defined. Nothing is set for a directory, so a project that adds
@@ -36,7 +37,9 @@ endif()
 function(cn_build_flags)
   foreach(t IN LISTS ARGN)
     set_target_properties(${t} PROPERTIES C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS ON)
-    target_link_libraries(${t} PRIVATE $<BUILD_INTERFACE:cn_warnings>)
+    # Debian's first: its -Wformat would turn our -Wformat=2 down.
+    target_link_libraries(${t} PRIVATE $<BUILD_INTERFACE:cn_deb_buildflags>
+                                       $<BUILD_INTERFACE:cn_warnings>)
     get_target_property(no_sanitize ${t} CN_NO_SANITIZE)
     if(NOT no_sanitize)
       target_link_libraries(${t} PRIVATE $<BUILD_INTERFACE:cn_sanitize>)

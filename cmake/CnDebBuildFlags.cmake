@@ -7,7 +7,9 @@
 # unless the environment sets it, bind now. lintian checks for them
 # (hardening-no-fortify-functions, hardening-no-bindnow). Off with
 # -DCN_DEB_BUILDFLAGS=OFF; other prefixes (scripts/build's, /usr/local)
-# keep CMake's flags.
+# keep CMake's flags. Per target, as the other settings: cn_build_flags()
+# (CnBuildFlags.cmake) links cn_deb_buildflags, empty unless this fills it.
+add_library(cn_deb_buildflags INTERFACE)
 option(CN_DEB_BUILDFLAGS "In a /usr build, compile and link with dpkg-buildflags' flags" ON)
 if(NOT CN_DEB_BUILDFLAGS OR NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
   return()
@@ -28,8 +30,9 @@ foreach(var CPPFLAGS CFLAGS LDFLAGS)
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} OUTPUT_VARIABLE cn_deb_${var}
     OUTPUT_STRIP_TRAILING_WHITESPACE COMMAND_ERROR_IS_FATAL ANY)
 endforeach()
-string(APPEND CMAKE_C_FLAGS " ${cn_deb_CPPFLAGS} ${cn_deb_CFLAGS}")
-string(APPEND CMAKE_EXE_LINKER_FLAGS " ${cn_deb_LDFLAGS}")
-string(APPEND CMAKE_SHARED_LINKER_FLAGS " ${cn_deb_LDFLAGS}")
+separate_arguments(cn_deb_compile UNIX_COMMAND "${cn_deb_CPPFLAGS} ${cn_deb_CFLAGS}")
+separate_arguments(cn_deb_link UNIX_COMMAND "${cn_deb_LDFLAGS}")
+target_compile_options(cn_deb_buildflags INTERFACE ${cn_deb_compile})
+target_link_options(cn_deb_buildflags INTERFACE ${cn_deb_link})
 message(STATUS "Debian packages: dpkg-buildflags (DEB_BUILD_MAINT_OPTIONS=${cn_maint_options}): "
                "${cn_deb_CPPFLAGS} ${cn_deb_CFLAGS}; ${cn_deb_LDFLAGS}")

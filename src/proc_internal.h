@@ -119,53 +119,49 @@ _Static_assert(
 	CN_ADJACENT(struct proc_event, event_data.exit.parent_pid, event_data.exit.parent_tgid),
     "proc_event pairs");
 
-/* Is msg a whole proc event: the proc connector's id (0: another id) and
- * a payload that holds a struct proc_event (-EBADMSG: shorter)? 1 if so.
- * The one test of a whole proc event. The header is fixed; the union may
+/*
+ * Decode msg into *ev if it is a whole proc event, the one test of one:
+ * 1 decoded; 0 another id than the proc connector's; -EBADMSG a payload
+ * shorter than a struct proc_event (the header is fixed; the union may
  * grow, so only the part up to the largest member known here must be
- * there. */
-static inline int cn__proc_whole_event(const struct cn_msg *msg)
+ * there). Fills every field but lost_before (the caller's: cn_proc_decode
+ * clears it, the tracking writes it). Every field the event type does not
+ * use is 0: those from tracer_pid to comm (no fork, exit or exec uses them)
+ * are cleared together, the others in each type's branch. Fork, exit and
+ * exec, what a storm is made of, are tested first (docs/PERFORMANCE.md).
+ */
+CN_INLINE int cn__proc_decode(const struct cn_msg *msg, struct cn_proc_event *ev)
 {
+	const uint8_t *pe = msg->data;
+	uint32_t what;
+
 	if (msg->id.idx != CN_IDX_PROC || msg->id.val != CN_VAL_PROC)
 		return 0;
 	if (unlikely(msg->len < sizeof(struct proc_event)))
 		return -EBADMSG;
-	return 1;
-}
-
-/*
- * Fill *ev from msg, a whole proc event (cn__proc_whole_event), all but lost_before (the caller's: cn_proc_decode clears it,
- * the tracking writes it). Every field the event type does not use is 0:
- * those from tracer_pid to comm (no fork, exit or exec uses them) are
- * cleared together, the others in each type's branch. Fork, exit and exec,
- * what a storm is made of, are tested first (docs/PERFORMANCE.md).
- */
-CN_INLINE void cn__proc_decode_fields(const struct cn_msg *msg, struct cn_proc_event *ev)
-{
-	const uint8_t *pe = msg->data;
-	uint32_t what = (uint32_t)PE(pe, what);
-
 	memset(&ev->tracer_pid, 0,
 	       offsetof(struct cn_proc_event, lost_before) -
 		   offsetof(struct cn_proc_event, tracer_pid));
 	PE_PAIR(&ev->what, pe, what);			   /* and cpu */
 	memcpy(&ev->seq, &msg->seq, 2 * sizeof(uint32_t)); /* and ack */
-	ev->timestamp_ns = PE(pe, timestamp_ns);
+	memcpy(&ev->timestamp_ns, pe + offsetof(struct proc_event, timestamp_ns),
+	       sizeof(ev->timestamp_ns));
+	what = ev->what;
 	if (what == PROC_EVENT_FORK) {
 		PE_PAIR(&ev->pid, pe, event_data.fork.child_pid);
 		PE_PAIR(&ev->parent_pid, pe, event_data.fork.parent_pid);
-		return;
+		return 1;
 	}
 	if (what == PROC_EVENT_EXIT) {
 		PE_PAIR(&ev->pid, pe, event_data.exit.process_pid);
 		PE_PAIR(&ev->parent_pid, pe, event_data.exit.parent_pid);
 		PE_PAIR(&ev->exit_code, pe, event_data.exit.exit_code);
-		return;
+		return 1;
 	}
 	ev->parent_pid = ev->parent_tgid = 0;
 	if (what == PROC_EVENT_EXEC) {
 		PE_PAIR(&ev->pid, pe, event_data.exec.process_pid);
-		return;
+		return 1;
 	}
 	ev->pid = ev->tgid = 0;
 	switch (what) {
@@ -207,25 +203,7 @@ CN_INLINE void cn__proc_decode_fields(const struct cn_msg *msg, struct cn_proc_e
 	default:
 		break; /* a newer kernel's type: header fields only */
 	}
-}
-
-/*
- * Is the event one the caller asked for? The kernel's cn_filter, applied in
- * userspace whether or not the kernel filters too: a filtering kernel still
- * delivers what a socket queued before its filtered LISTEN took effect
- * (cn_proc_listen's unfiltered LISTEN comes first). `want` is the mask of
- * types wanted (all ones when every type is, as from cn_open on). Acks
- * (CN_PROC_NONE, 0) never pass. Event types are single bits: a type
- * wanted, or an ack, is told by its bit alone.
- */
-static inline int cn__proc_passes(uint32_t want, const struct cn_proc_event *ev)
-{
-	uint32_t what = (uint32_t)ev->what;
-
-	if (likely((what & want) != 0))
-		return 1;
-	/* CN_PROC_NONZERO_EXIT without CN_PROC_EXIT: exits with a status. */
-	return what == CN_PROC_EXIT && (want & CN_PROC_NONZERO_EXIT) && ev->exit_code != 0;
+	return 1;
 }
 
 /* The way out of cn__proc_track: a gap, or the CPU's first event. */

@@ -5,25 +5,39 @@
 #include "proc_internal.h"
 #include "rx.h"
 
-/* cn_proc_handle once its pointers are checked, and every proc receive
+/*
+ * cn_proc_handle once its pointers are checked, and every proc receive
  * call's decoding: 1 an event for the caller, 0 anything else (another id,
- * an ack, ours or other listeners', a type not wanted), -errno: a whole
- * proc event (cn__proc_whole_event) tracked, decoded and filtered. Inline: the receive calls decode
- * where the message was read, with no call of their own. */
+ * an ack, ours or other listeners', a type not wanted), -errno: a proc
+ * event decoded (cn__proc_decode), its CPU's sequence tracked, then
+ * filtered. Every message is tracked, wanted or not: its seq is the
+ * kernel's. Inline: the receive calls decode where the message was read,
+ * with no call of their own.
+ *
+ * The filter is the kernel's cn_filter, applied in userspace whether or not
+ * the kernel filters too: a filtering kernel still delivers what a socket
+ * queued before its filtered LISTEN took effect (cn_proc_listen's
+ * unfiltered LISTEN comes first). user_want is the mask of types wanted
+ * (all ones when every type is, as from cn_open on). Event types are single
+ * bits, acks (CN_PROC_NONE) 0: a type wanted is told by its bit alone, and
+ * an ack never passes.
+ */
 CN_INLINE int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc_event *ev)
 {
 	struct cn_proc_state *t;
-	int r = cn__proc_whole_event(msg);
+	int r = cn__proc_decode(msg, ev);
 
 	if (unlikely(r <= 0))
 		return r;
 	t = s->proc;
 	if (unlikely(!t) && !(t = cn__proc_state(s)))
 		return -ENOMEM;
-	/* Every message is tracked, wanted or not: its seq is the kernel's. */
-	cn__proc_track(t, (uint32_t)PE(msg->data, cpu), msg->seq, &ev->lost_before);
-	cn__proc_decode_fields(msg, ev);
-	return cn__proc_passes(t->user_want, ev);
+	cn__proc_track(t, ev->cpu, ev->seq, &ev->lost_before);
+	if (likely((ev->what & t->user_want) != 0))
+		return 1;
+	/* CN_PROC_NONZERO_EXIT without CN_PROC_EXIT: exits with a status. */
+	return ev->what == CN_PROC_EXIT && (t->user_want & CN_PROC_NONZERO_EXIT) &&
+	       ev->exit_code != 0;
 }
 
 int cn_proc_handle(struct cn_sock *s, const struct cn_message *m, struct cn_proc_event *ev)
