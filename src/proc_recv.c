@@ -27,8 +27,10 @@ CN_INLINE int handle(struct cn_sock *s, const struct cn_msg *msg, struct cn_proc
 	struct cn_proc_state *t;
 	int r = cn__proc_decode(msg, ev);
 
-	if (unlikely(r <= 0))
+	if (unlikely(r <= 0)) {
+		ev->lost_before = 0; /* not a proc event: no gap */
 		return r;
+	}
 	t = s->proc;
 	if (unlikely(!t) && !(t = cn__proc_state(s)))
 		return -ENOMEM;
@@ -110,7 +112,6 @@ CN_INLINE int proc_recv(struct cn_sock *s, struct cn_proc_event *ev, unsigned in
 		}
 		if (r <= 0)
 			break;
-		ev[n].lost_before = 0; /* left as it is for other ids */
 		r = handle(s, m.msg, &ev[n]);
 		if (unlikely(r < 0)) {
 			if (n > 0)
