@@ -253,12 +253,19 @@ vm_add_module() {
 }
 
 # vm_boot TIMEOUT APPEND...: pack VM_ROOT, boot VM_KERNEL with it and the
-# kernel command line APPEND (console, panic, log buffer are added). The
+# kernel command line APPEND (console, panic, log buffer, tsc are added). The
 # serial console goes to VM_LOG (VM_WORK/console.log, and .txt without
 # CRs); VM_QRC is qemu's exit status (124: timeout), VM_BOOT_S the seconds
 # the boot (and the guest's run) took. VM_SMP (2), VM_MEM (1G);
 # VM_QEMU_ARGS: more qemu arguments (the arch tier shares directories over
 # 9p with -virtfs).
+#
+# tsc=unstable: under multi-threaded TCG a vCPU can run a stale translation
+# of kernel text that another vCPU patched, and meet the int3 of a static
+# key being switched. Every boot switched one after SMP came up: the kernel
+# marked sched_clock stable at its late initcalls (and, under TCG, its
+# clocksource watchdog may take it back later). With the TSC unstable from
+# the command line that key is never switched; the guest reads hpet instead.
 #
 # One retry, for one case only: the guest kernel reported a crash during
 # its own boot, before it ran /init (no VM-GUEST-START line), so before any
@@ -318,7 +325,7 @@ vm_boot_once() {
 	timeout -k 10 "$vm_timeout" qemu-system-x86_64 -accel tcg -m "${VM_MEM:-1G}" \
 		-smp "${VM_SMP:-2}" -nographic -no-reboot -nic none -kernel "$VM_KERNEL" \
 		-initrd "$VM_WORK/initramfs.gz" ${VM_QEMU_ARGS:-} \
-		-append "console=ttyS0 panic=-1 log_buf_len=8M $*" </dev/null >"$VM_LOG" 2>&1
+		-append "console=ttyS0 panic=-1 log_buf_len=8M tsc=unstable $*" </dev/null >"$VM_LOG" 2>&1
 	VM_QRC=$?
 	set -e
 	tr -d '\r' <"$VM_LOG" >"$VM_LOG.txt"
