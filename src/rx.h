@@ -36,10 +36,10 @@ static inline int cn__rx_from_kernel(const struct cn_rx *rx, uint32_t i)
 {
 	return rx->addrs[i].nl_pid == 0;
 }
-/* The group the datagram described by h came through: its NETLINK_PKTINFO
- * cmsg, or, without one (cut short: MSG_CTRUNC), the group bit in
+/* The group the datagram described by h came through, NETLINK_PKTINFO on:
+ * its cmsg, or, without one (cut short: MSG_CTRUNC), the group's bit in
  * nl_groups (groups 1..32). */
-static inline uint32_t cn__rx_pktinfo_group(struct msghdr *h, uint32_t nl_groups)
+static inline uint32_t cn__rx_dgram_group(struct msghdr *h, uint32_t nl_groups)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
 		if (c->cmsg_level == SOL_NETLINK && c->cmsg_type == NETLINK_PKTINFO &&
@@ -92,6 +92,8 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 
 			rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
 			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
+			/* Without NETLINK_PKTINFO: the group's bit, 1..32. */
+			rx->groups[0] = (uint32_t)ffs((int)rx->addrs[0].nl_groups);
 		}
 	} else {
 		/* Wait for the first datagram only, then read what is queued.
@@ -99,6 +101,10 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 		 * (MSG_TRUNC for a datagram cut to the slot) of every entry it
 		 * fills; only filled entries are walked. */
 		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
+		for (int i = 0; i < got; i++)
+			rx->groups[i] = pktinfo ? cn__rx_dgram_group(&rx->mmsg[i].msg_hdr,
+								     rx->addrs[i].nl_groups)
+						: (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 	}
 	rx->bounce_used = 0;
 	if (got < 0) {
@@ -108,12 +114,6 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 		return -errno;
 	}
 	s->st.datagrams += (uint64_t)got;
-	/* Groups 1..32 come as a bit of nl_groups; any group in the cmsg of
-	 * NETLINK_PKTINFO. */
-	for (int i = 0; i < got; i++)
-		rx->groups[i] =
-		    pktinfo ? cn__rx_pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups)
-			    : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 	rx->count = rx->left = (uint32_t)got;
 	return got;
 }
