@@ -35,18 +35,19 @@ struct cn_async;
 
 /* The receive path (rx.h, recv.c): datagrams read by the last receive
  * system call into slots of CN_SLOT_SIZE bytes (slot i: iov[i]), walked
- * from `next` on. */
+ * from the cursor on. */
 struct cn_rx {
 	uint8_t *slots;
 	uint32_t nslots;
 	struct mmsghdr *mmsg;
 	struct iovec *iov;
 	struct sockaddr_nl *addrs; /* the sender of each slot's datagram */
-	/* With NETLINK_PKTINFO on only (NULL until then): a control buffer
-	 * per slot (CN_CTRL_SIZE bytes) and the group each slot's datagram
-	 * came through, read from its cmsg when it was read. */
-	uint8_t *ctrl;
+	/* The group each slot's datagram came through, set when it was read
+	 * (cn__rx_read; 0: unicast). */
 	uint32_t *groups;
+	/* With NETLINK_PKTINFO on only (NULL until then): a control buffer
+	 * per slot (CN_CTRL_SIZE bytes), where the kernel puts the group. */
+	uint8_t *ctrl;
 	int pktinfo; /* NETLINK_PKTINFO is on */
 	/* An error met while the caller held messages (see cn__rx_next): put
 	 * off, returned by the next call, which clears it. */
@@ -55,9 +56,12 @@ struct cn_rx {
 	 * last receive call (recv.c, align_record); NULL until the first. */
 	uint8_t *bounce;
 	size_t bounce_used;
-	uint32_t next;		 /* the datagram being walked */
-	uint32_t count;		 /* datagrams read */
-	struct cn_parse_pos pos; /* inside datagram `next` */
+	/* The cursor: `left` of the `count` datagrams read are not all walked,
+	 * the first of them (datagram count - left) at pos, which is {0, 0}
+	 * until that datagram is started. */
+	uint32_t count;
+	uint32_t left;
+	struct cn_parse_pos pos;
 };
 
 /* Messages kept during cn_request: a linear buffer of entries (see backlog.c). */

@@ -156,7 +156,7 @@ static void keep_left(struct cn_sock *s, uint32_t drop_group)
 	struct cn__rx_wait none = { 0 };
 	struct cn_message m;
 
-	while (cn__rx_left(&s->rx)) {
+	while (s->rx.left) {
 		int err;
 		enum cn__found f = cn__wait_next(s, &m, 1, 0, &none, &err);
 

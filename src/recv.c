@@ -12,7 +12,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "internal.h"
 #include "parse.h"
@@ -28,7 +27,8 @@ int cn__rx_init(struct cn_sock *s, uint32_t nslots)
 	rx->mmsg = calloc(nslots, sizeof(*rx->mmsg));
 	rx->iov = calloc(nslots, sizeof(*rx->iov));
 	rx->addrs = calloc(nslots, sizeof(*rx->addrs));
-	if (!rx->slots || !rx->mmsg || !rx->iov || !rx->addrs)
+	rx->groups = calloc(nslots, sizeof(*rx->groups));
+	if (!rx->slots || !rx->mmsg || !rx->iov || !rx->addrs || !rx->groups)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nslots; i++) {
 		rx->iov[i].iov_base = rx->slots + (size_t)i * CN_SLOT_SIZE;
@@ -60,27 +60,14 @@ int cn__rx_pktinfo(struct cn_sock *s, int on)
 	int v = on;
 
 	if (on && !rx->ctrl) {
-		/* Both or neither: the walk uses them together. */
-		uint8_t *ctrl = calloc(rx->nslots, CN_CTRL_SIZE);
-		uint32_t *groups = calloc(rx->nslots, sizeof(*groups));
-
-		if (!ctrl || !groups) {
-			free(ctrl);
-			free(groups);
+		rx->ctrl = calloc(rx->nslots, CN_CTRL_SIZE);
+		if (!rx->ctrl)
 			return -ENOMEM;
-		}
-		rx->ctrl = ctrl;
-		rx->groups = groups;
 		for (uint32_t i = 0; i < rx->nslots; i++)
 			rx->mmsg[i].msg_hdr.msg_control = rx->ctrl + (size_t)i * CN_CTRL_SIZE;
 	}
 	if (setsockopt(s->fd, SOL_NETLINK, NETLINK_PKTINFO, &v, sizeof(v)) < 0)
 		return -errno;
-	/* Datagrams read before, not yet walked, came without the cmsg: their
-	 * groups as nl_groups gave them (groups 1..32, or unicast). */
-	if (on)
-		for (uint32_t i = rx->next; i < rx->count; i++)
-			rx->groups[i] = (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 	rx->pktinfo = on;
 	return 0;
 }
@@ -158,7 +145,7 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
 }
 
 /*
- * One step of the walk of datagram `next`, through parse_next: 1 with *out
+ * One step of the walk of the datagram at the cursor, through parse_next: 1 with *out
  * filled, 0 when it moved on without a message (a datagram skipped, an
  * ack, the end of a datagram), CN__RX_ANSWER (w's answer), or an error:
  * -EBADMSG or -EMSGSIZE (counted as malformed, the datagram dropped),
@@ -168,7 +155,7 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
 static int walk_step(struct cn_sock *s, struct cn_message *out, struct cn__rx_wait *w)
 {
 	struct cn_rx *rx = &s->rx;
-	uint32_t i = rx->next;
+	uint32_t i = rx->count - rx->left;
 	const uint8_t *dgram = rx->iov[i].iov_base;
 	size_t len = rx->mmsg[i].msg_len, off = rx->pos.offset;
 	const struct cn_msg *m;
@@ -181,18 +168,18 @@ static int walk_step(struct cn_sock *s, struct cn_message *out, struct cn__rx_wa
 		if (r == -EMSGSIZE)
 			s->st.malformed++;
 		if (r != 0) {
-			cn__rx_seek(rx, i + 1);
+			cn__rx_advance(rx);
 			return r == 1 ? 0 : r;
 		}
 	}
 	r = parse_next(dgram, len, &rx->pos, &m);
 	if (rx->pos.offset >= len && rx->pos.msg_end == 0)
-		cn__rx_seek(rx, i + 1); /* its last message: nothing is left of it */
+		cn__rx_advance(rx); /* its last message: nothing is left of it */
 	if (r == 1 && align_record(rx, &m) < 0)
 		r = -ENOMEM;
 	out->msg = r == 1 ? m : NULL; /* NULL but for a record */
 	out->port = rx->addrs[i].nl_pid;
-	out->group = r == 1 ? cn__rx_group(rx, i) : 0;
+	out->group = r == 1 ? rx->groups[i] : 0;
 	if (r == 1)
 		s->st.messages++;
 	if (r >= 0)
@@ -235,7 +222,7 @@ int cn__rx_walk(struct cn_sock *s, struct cn_message *out, uint32_t want, unsign
 		return r;
 	}
 	for (;;) {
-		if (!cn__rx_left(rx)) {
+		if (!rx->left) {
 			if (held)
 				return 0;
 			r = cn__rx_read(s, want, flags);
@@ -258,13 +245,14 @@ size_t cn__rx_count_left(const struct cn_sock *s)
 {
 	const struct cn_rx *rx = &s->rx;
 	size_t n = rx->put_off != 0;
+	uint32_t first = rx->count - rx->left;
 
-	for (uint32_t i = rx->next; i < rx->count; i++) {
+	for (uint32_t i = first; i < rx->count; i++) {
 		struct cn_parse_pos pos = { 0, 0 };
 		const struct cn_msg *m;
 		int r;
 
-		if (i == rx->next)
+		if (i == first)
 			pos = rx->pos;
 		if (pos.offset == 0 && pos.msg_end == 0 && (r = datagram_start(s, i)) != 0) {
 			n += r < 0; /* a cut datagram is an error returned */

@@ -4,7 +4,8 @@
  * message"): cn__rx_next, the one function that yields the next message to
  * every receive call and every wait, with what it needs inline: the one
  * function that makes a receive system call (cn__rx_read), the cursor over
- * the datagrams it read and the one test of a simple datagram. Anything
+ * the datagrams it read (struct cn_rx) and the one test of a simple
+ * datagram. Anything
  * else goes to the slow half, cn__rx_walk (recv.c). On a simple datagram
  * nothing here calls out of this file but cn__backlog_empty (internal.h).
  */
@@ -15,16 +16,12 @@
 
 #include "internal.h"
 
-/* Are datagrams left: read, and not all walked? */
-static inline int cn__rx_left(const struct cn_rx *rx)
+/* Past the datagram at the cursor, to the start of the next: the one place
+ * the cursor leaves a datagram, so that a datagram not started always has
+ * pos {0, 0} (a read starts at the first with the pos the last left). */
+static inline void cn__rx_advance(struct cn_rx *rx)
 {
-	return rx->next < rx->count;
-}
-/* The cursor at the start of datagram i: the one place it moves to a
- * datagram, so that a datagram not started always has pos {0, 0}. */
-static inline void cn__rx_seek(struct cn_rx *rx, uint32_t i)
-{
-	rx->next = i;
+	rx->left--;
 	rx->pos.offset = 0;
 	rx->pos.msg_end = 0;
 }
@@ -39,18 +36,10 @@ static inline int cn__rx_from_kernel(const struct cn_rx *rx, uint32_t i)
 {
 	return rx->addrs[i].nl_pid == 0;
 }
-/* The group datagram i came through (0: unicast): the cmsg's with
- * NETLINK_PKTINFO on (cn__rx_read read it), else the bit of nl_groups,
- * which carries groups 1..32 only. */
-static inline uint32_t cn__rx_group(const struct cn_rx *rx, uint32_t i)
-{
-	return rx->pktinfo ? rx->groups[i] : (uint32_t)ffs((int)rx->addrs[i].nl_groups);
-}
-
-/* The group the datagram described by h came through: its NETLINK_PKTINFO
- * cmsg, or, without one (cut short: MSG_CTRUNC), the group bit in
+/* The group the datagram described by h came through, NETLINK_PKTINFO on:
+ * its cmsg, or, without one (cut short: MSG_CTRUNC), the group's bit in
  * nl_groups (groups 1..32). */
-static inline uint32_t cn__rx_pktinfo_group(struct msghdr *h, uint32_t nl_groups)
+static inline uint32_t cn__rx_dgram_group(struct msghdr *h, uint32_t nl_groups)
 {
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
 		if (c->cmsg_level == SOL_NETLINK && c->cmsg_type == NETLINK_PKTINFO &&
@@ -69,9 +58,10 @@ static inline uint32_t cn__rx_pktinfo_group(struct msghdr *h, uint32_t nl_groups
  * connector socket (tests/unit/check-recv-calls.sh): up to n datagrams (at
  * least 1; one system call: recvfrom for one without NETLINK_PKTINFO, else
  * recvmmsg) into the slots, replacing what was there, the cursor at the
- * first; waits for the first unless flags has CN_RECV_DONTWAIT. Counts the
- * call and the datagrams; an overrun is counted and returned as -ENOBUFS.
- * Returns the count (rx->count too) or -errno (rx->count 0). Inline: it is
+ * first, each one's group set; waits for the first unless flags has
+ * CN_RECV_DONTWAIT. Counts the call and the datagrams; an overrun is
+ * counted and returned as -ENOBUFS. Returns the count (rx->count and
+ * rx->left too) or -errno (both 0). Inline: it is
  * on every event's path (docs/PERFORMANCE.md).
  */
 CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
@@ -102,6 +92,8 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 
 			rx->mmsg[0].msg_hdr.msg_flags = cut ? MSG_TRUNC : 0;
 			rx->mmsg[0].msg_len = cut ? CN_SLOT_SIZE : (unsigned int)r;
+			/* Without NETLINK_PKTINFO: the group's bit, 1..32. */
+			rx->groups[0] = (uint32_t)ffs((int)rx->addrs[0].nl_groups);
 		}
 	} else {
 		/* Wait for the first datagram only, then read what is queued.
@@ -109,22 +101,20 @@ CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 		 * (MSG_TRUNC for a datagram cut to the slot) of every entry it
 		 * fills; only filled entries are walked. */
 		got = recvmmsg(s->fd, rx->mmsg, n, fl | MSG_WAITFORONE, NULL);
+		for (int i = 0; i < got; i++)
+			rx->groups[i] = pktinfo ? cn__rx_dgram_group(&rx->mmsg[i].msg_hdr,
+								     rx->addrs[i].nl_groups)
+						: (uint32_t)ffs((int)rx->addrs[i].nl_groups);
 	}
 	rx->bounce_used = 0;
 	if (got < 0) {
 		if (errno == ENOBUFS)
 			s->st.overruns++;
-		rx->count = 0;
-		cn__rx_seek(rx, 0);
+		rx->count = rx->left = 0;
 		return -errno;
 	}
 	s->st.datagrams += (uint64_t)got;
-	if (pktinfo)
-		for (int i = 0; i < got; i++)
-			rx->groups[i] =
-			    cn__rx_pktinfo_group(&rx->mmsg[i].msg_hdr, rx->addrs[i].nl_groups);
-	rx->count = (uint32_t)got;
-	cn__rx_seek(rx, 0);
+	rx->count = rx->left = (uint32_t)got;
 	return got;
 }
 
@@ -166,7 +156,7 @@ CN_INLINE int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t wa
 
 	if (unlikely(rx->put_off != 0) || (!w && unlikely(!cn__backlog_empty(&s->backlog))))
 		goto walk;
-	if (!cn__rx_left(rx)) {
+	if (!rx->left) {
 		int r;
 
 		if (held)
@@ -175,7 +165,7 @@ CN_INLINE int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t wa
 		if (r < 0)
 			return r;
 	}
-	i = rx->next;
+	i = rx->count - rx->left;
 	nlh = rx->iov[i].iov_base;
 	mm = &rx->mmsg[i];
 	m = NLMSG_DATA(nlh);
@@ -187,8 +177,8 @@ CN_INLINE int cn__rx_next(struct cn_sock *s, struct cn_message *out, uint32_t wa
 		goto walk;
 	out->msg = m;
 	out->port = 0;
-	out->group = cn__rx_group(rx, i);
-	cn__rx_seek(rx, i + 1);
+	out->group = rx->groups[i];
+	cn__rx_advance(rx);
 	s->st.messages++;
 	return 1;
 walk:
