@@ -7,18 +7,31 @@
 
 #include "proc_internal.h"
 
+/* What LISTEN and IGNORE check first: a socket, not in a cn_request_all
+ * callback (cn__busy), with its proc state (made on first use). 0 with *t
+ * set, or the error the call returns. */
+static int proc_op_state(struct cn_sock *s, struct cn_proc_state **t)
+{
+	if (!s)
+		return cn_fail(EINVAL);
+	if (cn__busy(s))
+		return -EBUSY;
+	*t = cn__proc_state(s);
+	if (!*t)
+		return cn_fail(ENOMEM);
+	return 0;
+}
+
 int cn_proc_listen(struct cn_sock *s, uint32_t mask, int timeout_ms)
 {
 	struct cn_proc_state *t;
 	int partial, kf = 0, fresh, r;
 
-	if (!s || (mask & ~(uint32_t)CN_PROC_ALL))
+	if (mask & ~(uint32_t)CN_PROC_ALL)
 		return cn_fail(EINVAL);
-	if (cn__busy(s))
-		return -EBUSY;
-	t = cn__proc_state(s);
-	if (!t)
-		return cn_fail(ENOMEM);
+	r = proc_op_state(s, &t);
+	if (r)
+		return r;
 	partial = mask != 0 && (mask & PROC_TYPES) != PROC_TYPES;
 	fresh = !t->subscribed;
 	r = cn__proc_track_reset(t, 0, 0);
@@ -88,13 +101,9 @@ int cn_proc_ignore(struct cn_sock *s)
 	struct cn_proc_state *t;
 	int r;
 
-	if (!s)
-		return cn_fail(EINVAL);
-	if (cn__busy(s))
-		return -EBUSY;
-	t = cn__proc_state(s);
-	if (!t)
-		return cn_fail(ENOMEM);
+	r = proc_op_state(s, &t);
+	if (r)
+		return r;
 	/* One IGNORE per counted LISTEN (extra ones are harmless on kernels
 	 * that count a socket once), none without one: before 6.6 every
 	 * IGNORE decrements one count for the whole machine, and at 0 no

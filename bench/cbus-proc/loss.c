@@ -7,7 +7,9 @@
  * storm and another after it: the module numbers every record it makes
  * per CPU (cn_msg.seq, taken whether or not CBUS or the socket keeps the
  * record), so between the two on a CPU, records received + loss libcn
- * reported before them must equal the records numbered, exactly.
+ * reported before them must equal the records numbered, exactly (the
+ * count: tests/vm/guest/kproc_window.c, as the guest test
+ * kproc_overrun_exact counts).
  *
  *   cbp-loss CHILDREN PROGRAM
  *
@@ -19,7 +21,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,34 +30,15 @@
 #include <libcn.h>
 #include <libcn/kmod.h>
 
-#define MAX_CPUS 64
-#define BIG_BUF	 (8 << 20)
+#include "kproc_window.h"
+
+#define BIG_BUF (8 << 20)
 
 static int ncpus;
-static int64_t first[MAX_CPUS], last[MAX_CPUS];
-static uint64_t received[MAX_CPUS], lost[MAX_CPUS];
+static struct kwin win;
 
-/* A child pinned to cpu that exits at once (its exit record is numbered on
- * that CPU), reaped; its pid. */
-static pid_t sentinel(int cpu)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		_exit(sched_setaffinity(0, sizeof(set), &set) ? 1 : 0);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	return pid;
-}
-
-/* Read records: with pids, until each CPU's sentinel came (set first or
- * last to its seq); without, until nothing comes for 200 ms. A CPU's
- * records from its first sentinel on, up to its last, are counted. */
+/* Read records: with pids, until each CPU's sentinel came (kwin_count);
+ * without, until nothing comes for 200 ms. */
 static int drain(struct cn_sock *s, const pid_t *pid, int is_first)
 {
 	struct pollfd p = { .fd = cn_fd(s), .events = POLLIN };
@@ -65,7 +47,6 @@ static int drain(struct cn_sock *s, const pid_t *pid, int is_first)
 	while (left > 0) {
 		struct cn_bus_proc_event ev;
 		int r = cn_bus_proc_recv(s, &ev, CN_RECV_DONTWAIT);
-		unsigned int c;
 
 		if (r == -EAGAIN) {
 			if (poll(&p, 1, pid ? 60000 : 200) == 0) {
@@ -80,23 +61,10 @@ static int drain(struct cn_sock *s, const pid_t *pid, int is_first)
 			continue;
 		if (r)
 			return r;
-		c = ev.cpu;
-		if (c >= MAX_CPUS)
-			return -ERANGE;
-		if (first[c] >= 0 && last[c] < 0) {
-			received[c]++;
-			lost[c] += ev.lost_before;
-		}
-		if (pid && ev.what == CN_PROC_EXIT && (int)c < ncpus && ev.pid == pid[c]) {
-			if (is_first) {
-				first[c] = ev.seq;
-				received[c] = 1;
-				lost[c] = 0;
-			} else {
-				last[c] = ev.seq;
-			}
-			left--;
-		}
+		r = kwin_count(&win, &ev, pid, ncpus, is_first);
+		if (r < 0)
+			return r;
+		left -= r;
 	}
 	return 0;
 }
@@ -105,25 +73,24 @@ int main(int argc, char **argv)
 {
 	struct cn_open_opts oo = { .sz = sizeof(oo), .rcvbuf = BIG_BUF };
 	int children = argc > 2 ? atoi(argv[1]) : 0;
-	uint64_t numbered = 0, got = 0, gone = 0, silent = 0;
+	struct kwin_sum sum;
 	struct cn_stats st;
-	pid_t pid[MAX_CPUS];
+	pid_t pid[KWIN_CPUS];
 	struct cn_sock *s;
 
 	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (children < 1 || ncpus > MAX_CPUS) {
-		fprintf(stderr, "usage: cbp-loss CHILDREN PROGRAM (at most %d CPUs)\n", MAX_CPUS);
+	if (children < 1 || ncpus > KWIN_CPUS) {
+		fprintf(stderr, "usage: cbp-loss CHILDREN PROGRAM (at most %d CPUs)\n", KWIN_CPUS);
 		return 2;
 	}
-	for (int c = 0; c < MAX_CPUS; c++)
-		first[c] = last[c] = -1;
+	kwin_init(&win);
 	s = cn_bus_open(&oo);
 	if (!s || cn_bus_proc_listen(s)) {
 		perror("cbp-loss: open and listen on cnbus_proc.ko");
 		return 1;
 	}
 	for (int c = 0; c < ncpus; c++)
-		pid[c] = sentinel(c);
+		pid[c] = kwin_sentinel(c, 0);
 	if (drain(s, pid, 1))
 		return 1;
 	if (cn_set_rcvbuf(s, 4096) < 0)
@@ -145,23 +112,15 @@ int main(int argc, char **argv)
 	if (drain(s, NULL, 0))
 		return 1;
 	for (int c = 0; c < ncpus; c++)
-		pid[c] = sentinel(c);
+		pid[c] = kwin_sentinel(c, 0);
 	if (drain(s, pid, 0))
 		return 1;
-	for (int c = 0; c < ncpus; c++) {
-		uint64_t window = (uint64_t)(last[c] - first[c] + 1);
-		uint64_t seen = received[c] + lost[c];
-
-		numbered += window;
-		got += received[c];
-		gone += lost[c];
-		silent += seen > window ? seen - window : window - seen;
-	}
+	kwin_sum(&win, ncpus, &sum);
 	if (cn_stats(s, &st))
 		st.overruns = 0;
 	printf("loss numbered=%" PRIu64 " received=%" PRIu64 " lost=%" PRIu64 " silent=%" PRIu64
 	       " overruns=%" PRIu64 "\n",
-	       numbered, got, gone, silent, (uint64_t)st.overruns);
+	       sum.numbered, sum.received, sum.lost, sum.silent, (uint64_t)st.overruns);
 	cn_close(s);
 	return 0;
 }

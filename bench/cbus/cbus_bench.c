@@ -27,7 +27,6 @@
 #endif
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +38,7 @@
 #include <libcn/cnbus_test.h>
 
 #include "kstat.h"
+#include "rx_loop.h"
 
 /* The test module's protocol (ids, request structs): libcn/cnbus_test.h. */
 #define T_IDX	    CNBUS_TEST_IDX
@@ -68,35 +68,27 @@ struct rx {
 	volatile double last_rx;
 };
 
+/* A batch the listener read (rx_loop). */
+static void rx_took(void *arg, const struct cn_message *msgs, int n)
+{
+	struct rx *rx = arg;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (msgs[i].port || msgs[i].msg->id.idx != T_IDX)
+			continue;
+		if (msgs[i].msg->id.val == T_BENCH)
+			rx->bench++;
+		else if (msgs[i].msg->id.val == T_BURST)
+			rx->burst++;
+	}
+}
+
 static void *rx_thread(void *arg)
 {
 	struct rx *rx = arg;
-	struct cn_message msgs[64];
-	struct pollfd p = { .fd = cn_fd(rx->s), .events = POLLIN };
-	int n, i;
 
-	while (!rx->stop) {
-		n = cn_recv_batch(rx->s, msgs, 64, CN_RECV_DONTWAIT);
-		if (n == -EAGAIN) {
-			poll(&p, 1, 100);
-			continue;
-		}
-		if (n == -ENOBUFS) {
-			rx->overruns++;
-			continue;
-		}
-		if (n < 0)
-			continue;
-		for (i = 0; i < n; i++) {
-			if (msgs[i].port || msgs[i].msg->id.idx != T_IDX)
-				continue;
-			if (msgs[i].msg->id.val == T_BENCH)
-				rx->bench++;
-			else if (msgs[i].msg->id.val == T_BURST)
-				rx->burst++;
-		}
-		rx->last_rx = now_s();
-	}
+	rx_loop(rx->s, &rx->stop, &rx->overruns, &rx->last_rx, rx_took, rx);
 	return NULL;
 }
 

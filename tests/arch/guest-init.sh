@@ -10,28 +10,19 @@ vm_guest_start
 echo "ARCH-BEGIN kernel $(uname -r)"
 . /lib/arch.conf # ARCH_SRC, ARCH_BUILD, ARCH_CTEST_FIRST, ARCH_CTEST_ARGS, ARCH_CI
 
-while read -r m; do
-	insmod "/lib/arch-mod/$m" || echo "ARCH: insmod $m failed"
-done </lib/arch-mod/order
+vm_guest_insmod /lib/arch-mod "ARCH: insmod failed:"
 
 r=/host
-mkdir -p "$r"
 # The source and build directories last: they may be under /tmp (a tmpfs
 # here), and the build may be inside the source.
-mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnroot "$r" &&
-	mount -t proc proc "$r/proc" &&
-	mount -t sysfs sys "$r/sys" &&
+vm_guest_host_root "$r" &&
 	mount -t cgroup2 cgroup2 "$r/sys/fs/cgroup" &&
-	mount -t devtmpfs dev "$r/dev" &&
-	mount -t tmpfs tmp "$r/tmp" &&
-	mount -t tmpfs run "$r/run" &&
-	{ [ -d "$r$ARCH_SRC" ] || mkdir -p "$r$ARCH_SRC"; } &&
-	mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=262144 cnsrc "$r$ARCH_SRC" &&
-	{ [ -d "$r$ARCH_BUILD" ] || mkdir -p "$r$ARCH_BUILD"; } &&
-	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 cnbuild "$r$ARCH_BUILD" ||
+	vm_guest_9p cnsrc "$r$ARCH_SRC" ro &&
+	vm_guest_9p cnbuild "$r$ARCH_BUILD" ||
 	echo "ARCH: mounts failed"
 # devtmpfs has no pts or shm directory, nor the links udev makes (bash's
-# process substitution opens /dev/fd/N): made here (host tests open ptys).
+# process substitution opens /dev/fd/N, which vm_guest_host_root links):
+# made here (host tests open ptys).
 mkdir -p "$r/dev/pts" "$r/dev/shm"
 # What a booted machine has and host tests use: /run's directories of
 # systemd and its journal (cnctl's journal checks mount their own over
@@ -39,7 +30,6 @@ mkdir -p "$r/dev/pts" "$r/dev/shm"
 # the cgroup2 hierarchy (the journal checks put cnctl in a unit's cgroup).
 mkdir -p "$r/run/systemd" "$r/run/log"
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
-ln -sf /proc/self/fd "$r/dev/fd"
 ln -sf /proc/self/fd/0 "$r/dev/stdin"
 ln -sf /proc/self/fd/1 "$r/dev/stdout"
 ln -sf /proc/self/fd/2 "$r/dev/stderr"

@@ -54,6 +54,25 @@ static struct item *add(struct cn__htab *h, uint64_t key)
 	return it;
 }
 
+/* Four keys, added in this order. */
+struct four {
+	uint64_t a, b, c, d;
+};
+
+/* h made with bound 4 (8 slots) and four keys added to it, a to d, each
+ * given as { home slot, which of that home's keys } (key_at). */
+static struct four add_four(struct cn__htab *h, const uint32_t at[4][2])
+{
+	uint64_t k[4];
+
+	assert_int_equal(cn__htab_init(h, 4, sizeof(struct item)), 0);
+	for (int i = 0; i < 4; i++)
+		k[i] = key_at(h, at[i][0], at[i][1]);
+	for (int i = 0; i < 4; i++)
+		add(h, k[i]);
+	return (struct four){ k[0], k[1], k[2], k[3] };
+}
+
 static uint32_t index_of(const struct cn__htab *h, uint64_t key)
 {
 	struct item *it = cn__htab_find(h, key);
@@ -61,6 +80,19 @@ static uint32_t index_of(const struct cn__htab *h, uint64_t key)
 	assert_non_null(it);
 	assert_true(it->payload == (key ^ 0x5555)); /* its own data */
 	return cn__htab_index(h, it);
+}
+
+/* Where k's keys are: at[] the slots of a to d, -1 for one deleted (not
+ * found). */
+static void assert_slots(const struct cn__htab *h, const struct four *k, const int at[4])
+{
+	const uint64_t key[4] = { k->a, k->b, k->c, k->d };
+
+	for (int i = 0; i < 4; i++)
+		if (at[i] < 0)
+			assert_null(cn__htab_find(h, key[i]));
+		else
+			assert_int_equal(index_of(h, key[i]), at[i]);
 }
 
 static void init_refuses_bad_sizes(void **state)
@@ -99,28 +131,15 @@ static void bound_refuses_more(void **state)
 static void delete_wraps_around_the_end(void **state)
 {
 	struct cn__htab h;
-	uint64_t a, b, c, d;
+	struct four k;
 
 	(void)state;
-	assert_int_equal(cn__htab_init(&h, 4, sizeof(struct item)), 0);
-	a = key_at(&h, 7, 0);
-	b = key_at(&h, 7, 1);
-	c = key_at(&h, 7, 2);
-	d = key_at(&h, 0, 1);
-	add(&h, a);
-	add(&h, b);
-	add(&h, c);
-	add(&h, d);
-	assert_int_equal(index_of(&h, a), 7);
-	assert_int_equal(index_of(&h, b), 0);
-	assert_int_equal(index_of(&h, c), 1);
-	assert_int_equal(index_of(&h, d), 2);
+	k = add_four(&h, (const uint32_t[4][2]){ { 7, 0 }, { 7, 1 }, { 7, 2 }, { 0, 1 } });
+	assert_slots(&h, &k, (const int[4]){ 7, 0, 1, 2 });
 
-	cn__htab_del(&h, cn__htab_find(&h, a));
-	assert_null(cn__htab_find(&h, a));
-	assert_int_equal(index_of(&h, b), 7); /* back across the end */
-	assert_int_equal(index_of(&h, c), 0);
-	assert_int_equal(index_of(&h, d), 1); /* home 0: one back, not to 7 */
+	cn__htab_del(&h, cn__htab_find(&h, k.a));
+	/* b back across the end; d (home 0) one back, not to 7 */
+	assert_slots(&h, &k, (const int[4]){ -1, 7, 0, 1 });
 	assert_true(cn__htab_key(cn__htab_at(&h, 2)) == 0);
 	assert_int_equal(h.count, 3);
 	cn__htab_free(&h);
@@ -131,25 +150,16 @@ static void delete_wraps_around_the_end(void **state)
 static void delete_keeps_what_is_reachable(void **state)
 {
 	struct cn__htab h;
-	uint64_t a, b, c, d;
+	struct four k;
 
 	(void)state;
-	assert_int_equal(cn__htab_init(&h, 4, sizeof(struct item)), 0);
-	a = key_at(&h, 6, 0); /* at 6 */
-	b = key_at(&h, 7, 0); /* at 7: home 7 */
-	c = key_at(&h, 6, 1); /* at 0 */
-	d = key_at(&h, 7, 1); /* at 1 */
-	add(&h, a);
-	add(&h, b);
-	add(&h, c);
-	add(&h, d);
-	cn__htab_del(&h, cn__htab_find(&h, a));
-	assert_int_equal(index_of(&h, b), 7); /* home 7: stays */
-	assert_int_equal(index_of(&h, c), 6); /* home 6: past b into the hole */
-	assert_int_equal(index_of(&h, d), 0); /* home 7: one back */
-	cn__htab_del(&h, cn__htab_find(&h, b));
-	assert_int_equal(index_of(&h, c), 6);
-	assert_int_equal(index_of(&h, d), 7);
+	/* a at 6, b at 7 (its home), c at 0, d at 1 */
+	k = add_four(&h, (const uint32_t[4][2]){ { 6, 0 }, { 7, 0 }, { 6, 1 }, { 7, 1 } });
+	cn__htab_del(&h, cn__htab_find(&h, k.a));
+	/* b (home 7) stays; c (home 6) past b into the hole; d (home 7) one back */
+	assert_slots(&h, &k, (const int[4]){ -1, 7, 6, 0 });
+	cn__htab_del(&h, cn__htab_find(&h, k.b));
+	assert_slots(&h, &k, (const int[4]){ -1, -1, 6, 7 });
 	assert_true(cn__htab_key(cn__htab_at(&h, 0)) == 0);
 	assert_true(cn__htab_key(cn__htab_at(&h, 1)) == 0);
 	cn__htab_free(&h);

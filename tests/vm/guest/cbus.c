@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 #include <libcn/kmod.h>
 
 #include "kstat.h"
+#include "rx_loop.h"
 #include "vmtest.h"
 
 int t_cbus_timer_order(void)
@@ -105,42 +105,33 @@ static void check_burst_payload(struct rx *rx, const struct cn_msg *m)
 		}
 }
 
+/* A batch the burst receiver read (rx_loop). */
+static void rx_took(void *arg, const struct cn_message *msgs, int n)
+{
+	struct rx *rx = arg;
+	int i;
+
+	rx->all += (uint64_t)n;
+	for (i = 0; i < n; i++) {
+		const struct cn_msg *m = msgs[i].msg;
+
+		if (m->id.idx != CNBUS_TEST_IDX || m->id.val != CNBUS_TEST_BURST || msgs[i].port)
+			continue;
+		if (m->ack < (uint32_t)ncpu_ids) {
+			if ((long long)m->seq <= rx->last[m->ack])
+				rx->order_breaks++;
+			rx->last[m->ack] = m->seq;
+		}
+		check_burst_payload(rx, m);
+		rx->got++;
+	}
+}
+
 static void *rx_thread(void *arg)
 {
 	struct rx *rx = arg;
-	struct cn_message msgs[64];
-	struct pollfd p = { .fd = cn_fd(rx->s), .events = POLLIN };
-	int n, i;
 
-	while (!rx->stop) {
-		n = cn_recv_batch(rx->s, msgs, 64, CN_RECV_DONTWAIT);
-		if (n == -EAGAIN) {
-			poll(&p, 1, 100);
-			continue;
-		}
-		if (n == -ENOBUFS) {
-			rx->overruns++;
-			continue;
-		}
-		if (n < 0)
-			continue;
-		rx->all += (uint64_t)n;
-		for (i = 0; i < n; i++) {
-			const struct cn_msg *m = msgs[i].msg;
-
-			if (m->id.idx != CNBUS_TEST_IDX || m->id.val != CNBUS_TEST_BURST ||
-			    msgs[i].port)
-				continue;
-			if (m->ack < (uint32_t)ncpu_ids) {
-				if ((long long)m->seq <= rx->last[m->ack])
-					rx->order_breaks++;
-				rx->last[m->ack] = m->seq;
-			}
-			check_burst_payload(rx, m);
-			rx->got++;
-		}
-		rx->last_rx = now_s();
-	}
+	rx_loop(rx->s, &rx->stop, &rx->overruns, &rx->last_rx, rx_took, rx);
 	return NULL;
 }
 
@@ -266,6 +257,55 @@ out:
 	return rc;
 }
 
+/* What a one-interrupt burst gave: its size, the reply, kmod's counters
+ * before and after, what the listener counted (its socket closed). */
+struct oneirq {
+	unsigned int count;
+	struct cnbus_test_burst res;
+	struct kstat k0, k1;
+	struct rx rx;
+};
+
+/*
+ * One interrupt per CPU inserts count(ks) records (odd seq ones len bytes,
+ * 0: all text), ks kmod's report (ring and budget sizes), read live and
+ * checked by check_burst. count() returns 0 when ring and budget do not
+ * suit the test; that, or more than one interrupt inserts, skips it (77).
+ * b is set whatever the outcome.
+ */
+static int oneirq_burst(const char *what, uint32_t len, unsigned int (*count)(const struct kstat *),
+			struct oneirq *b)
+{
+	struct kstat ks;
+	int rc = 0;
+
+	memset(b, 0, sizeof(*b));
+	CHECK(kstat_get(&ks) == 0, "kstat");
+	b->count = count(&ks);
+	if (!b->count || b->count > CNBUS_TEST_ONEIRQ_MAX) {
+		info("cbus_qlen %u, cbus_budget %u: not for one interrupt", ks.cbus_qlen,
+		     ks.cbus_budget);
+		return 77;
+	}
+	rc = burst(b->count, CNBUS_TEST_BURST_HARDIRQ | CNBUS_TEST_BURST_ONEIRQ, len, 64 << 20, 1,
+		   &b->rx, &b->k0, &b->k1, &b->res);
+	if (!rc)
+		rc = check_burst(what, b->count, &b->res, &b->k0, &b->k1, &b->rx);
+out:
+	cn_close(b->rx.s);
+	b->rx.s = NULL;
+	return rc;
+}
+
+/* 200 per CPU past the ring, within ring and budget. A "cpu=C burst=N"
+ * record takes 48 bytes; the ring 128 per cbus_qlen. */
+static unsigned int past_the_ring(const struct kstat *ks)
+{
+	unsigned int count = ks->cbus_qlen * 128 / 48 + 200;
+
+	return (uint64_t)count * 48 < (uint64_t)ks->cbus_qlen * 128 + ks->cbus_budget ? count : 0;
+}
+
 /*
  * One interrupt per CPU inserts more small messages than the ring holds
  * (the worker cannot run in between): the rest go to the overflow budget,
@@ -273,35 +313,24 @@ out:
  */
 int t_cbus_ring_overflow_order(void)
 {
-	struct kstat ks, k0, k1;
-	struct cnbus_test_burst res;
-	struct rx rx = { 0 };
-	unsigned int count;
-	int rc = 0;
+	struct oneirq b;
+	int rc = oneirq_burst("one interrupt past the ring", 0, past_the_ring, &b);
 
-	CHECK(kstat_get(&ks) == 0, "kstat");
-	/* A "cpu=C burst=N" record takes 48 bytes; the ring 128 per cbus_qlen. */
-	count = ks.cbus_qlen * 128 / 48 + 200;
-	if (count > CNBUS_TEST_ONEIRQ_MAX ||
-	    (uint64_t)count * 48 >= (uint64_t)ks.cbus_qlen * 128 + ks.cbus_budget) {
-		info("cbus_qlen %u, cbus_budget %u: not for one interrupt", ks.cbus_qlen,
-		     ks.cbus_budget);
-		return 77;
-	}
-	rc = burst(count, CNBUS_TEST_BURST_HARDIRQ | CNBUS_TEST_BURST_ONEIRQ, 0, 64 << 20, 1, &rx,
-		   &k0, &k1, &res);
 	if (rc)
-		goto out;
-	rc = check_burst("one interrupt past the ring", count, &res, &k0, &k1, &rx);
-	if (rc)
-		goto out;
-	CHECK(res.refused == 0, "refused %" PRIu64, res.refused);
-	CHECK(k1.overflowed - k0.overflowed >= (uint64_t)res.cpus * 200, "overflowed %" PRIu64,
-	      k1.overflowed - k0.overflowed);
-	CHECK(rx.st.datagrams < rx.st.messages, "not batched");
+		return rc;
+	CHECK(b.res.refused == 0, "refused %" PRIu64, b.res.refused);
+	CHECK(b.k1.overflowed - b.k0.overflowed >= (uint64_t)b.res.cpus * 200,
+	      "overflowed %" PRIu64, b.k1.overflowed - b.k0.overflowed);
+	CHECK(b.rx.st.datagrams < b.rx.st.messages, "not batched");
 out:
-	cn_close(rx.s);
 	return rc;
+}
+
+/* More than ring and budget hold. Records: 48 bytes (even seq), 1056 (odd
+ * seq, 1 KiB payload); 552 on average. */
+static unsigned int past_the_budget(const struct kstat *ks)
+{
+	return (unsigned int)(((uint64_t)ks->cbus_qlen * 128 + ks->cbus_budget) / 500 + 100);
 }
 
 /*
@@ -311,32 +340,14 @@ out:
  */
 int t_cbus_budget_refused(void)
 {
-	enum { LEN = 1024 };
-	struct kstat ks, k0, k1;
-	struct cnbus_test_burst res;
-	struct rx rx = { 0 };
-	unsigned int count;
-	int rc = 0;
+	struct oneirq b;
+	int rc = oneirq_burst("one interrupt past the budget", 1024, past_the_budget, &b);
 
-	CHECK(kstat_get(&ks) == 0, "kstat");
-	/* Records: 48 bytes (even seq), 1056 (odd seq); 552 on average. */
-	count = (unsigned int)(((uint64_t)ks.cbus_qlen * 128 + ks.cbus_budget) / 500 + 100);
-	if (count > CNBUS_TEST_ONEIRQ_MAX) {
-		info("cbus_qlen %u, cbus_budget %u: too large for one interrupt", ks.cbus_qlen,
-		     ks.cbus_budget);
-		return 77;
-	}
-	rc = burst(count, CNBUS_TEST_BURST_HARDIRQ | CNBUS_TEST_BURST_ONEIRQ, LEN, 64 << 20, 1, &rx,
-		   &k0, &k1, &res);
 	if (rc)
-		goto out;
-	rc = check_burst("one interrupt past the budget", count, &res, &k0, &k1, &rx);
-	if (rc)
-		goto out;
-	CHECK(res.refused > 0, "nothing refused");
-	CHECK(rx.big > 0, "no large message arrived");
+		return rc;
+	CHECK(b.res.refused > 0, "nothing refused");
+	CHECK(b.rx.big > 0, "no large message arrived");
 out:
-	cn_close(rx.s);
 	return rc;
 }
 

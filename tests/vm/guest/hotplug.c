@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include <libcn/cnbus_test.h>
 
 #include "kstat.h"
+#include "rx_loop.h"
 #include "vmtest.h"
 
 #define HOTPLUG_CPUS  4 /* online CPUs taken down and up (all when fewer) */
@@ -53,46 +53,39 @@ struct stream_rx {
 	volatile double last_rx;
 };
 
+/* A batch the stream's listener read (rx_loop). */
+static void stream_rx_took(void *arg, const struct cn_message *msgs, int n)
+{
+	struct stream_rx *rx = arg;
+	char want[48];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const struct cn_msg *m = msgs[i].msg;
+
+		if (m->id.idx != CNBUS_TEST_IDX || m->id.val != CNBUS_TEST_STREAM || msgs[i].port)
+			continue;
+		snprintf(want, sizeof(want), "cpu=%u stream=%u", m->ack / 2, m->seq);
+		if (m->ack >= rx->nsrc || m->len != strlen(want) + 1 ||
+		    memcmp(m->data, want, m->len)) {
+			rx->strays++;
+			continue;
+		}
+		if (m->seq < rx->next[m->ack]) {
+			rx->repeats++;
+			continue;
+		}
+		rx->gaps += m->seq - rx->next[m->ack];
+		rx->next[m->ack] = m->seq + 1;
+		rx->got++;
+	}
+}
+
 static void *stream_rx_thread(void *arg)
 {
 	struct stream_rx *rx = arg;
-	struct cn_message msgs[64];
-	struct pollfd p = { .fd = cn_fd(rx->s), .events = POLLIN };
-	char want[48];
-	int n, i;
 
-	while (!rx->stop) {
-		n = cn_recv_batch(rx->s, msgs, 64, CN_RECV_DONTWAIT);
-		if (n == -EAGAIN) {
-			poll(&p, 1, 100);
-			continue;
-		}
-		if (n == -ENOBUFS)
-			rx->overruns++;
-		if (n <= 0)
-			continue;
-		for (i = 0; i < n; i++) {
-			const struct cn_msg *m = msgs[i].msg;
-
-			if (m->id.idx != CNBUS_TEST_IDX || m->id.val != CNBUS_TEST_STREAM ||
-			    msgs[i].port)
-				continue;
-			snprintf(want, sizeof(want), "cpu=%u stream=%u", m->ack / 2, m->seq);
-			if (m->ack >= rx->nsrc || m->len != strlen(want) + 1 ||
-			    memcmp(m->data, want, m->len)) {
-				rx->strays++;
-				continue;
-			}
-			if (m->seq < rx->next[m->ack]) {
-				rx->repeats++;
-				continue;
-			}
-			rx->gaps += m->seq - rx->next[m->ack];
-			rx->next[m->ack] = m->seq + 1;
-			rx->got++;
-		}
-		rx->last_rx = now_s();
-	}
+	rx_loop(rx->s, &rx->stop, &rx->overruns, &rx->last_rx, stream_rx_took, rx);
 	return NULL;
 }
 

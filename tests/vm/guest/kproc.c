@@ -16,7 +16,6 @@
 #include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +30,13 @@
 #include <libcn/cnbus_proc.h>
 #include <libcn/kmod.h>
 
+#include "kproc_window.h"
 #include "kstat.h"
 #include "vmtest.h"
 
 #define KPROC_STORM	 200 /* children in the storm: fork, exec, exit each */
 #define KPROC_RCVBUF	 (8 << 20)
 #define KPROC_TIMEOUT_MS 60000
-#define KPROC_SELF	 "/bin/cnbus_vmtest"
 
 /* Loss seen by a listener: lost_before of the records received. */
 struct kseq {
@@ -79,8 +78,7 @@ static int kev_next(struct cn_sock *s, struct kseq *k, int timeout_ms, struct cn
 	}
 }
 
-/* fork, then exec path with argv (envp empty); the child's pid. */
-static pid_t spawn(const char *path, char *const argv[])
+pid_t kproc_spawn(const char *path, char *const argv[])
 {
 	pid_t pid = fork();
 
@@ -91,6 +89,20 @@ static pid_t spawn(const char *path, char *const argv[])
 		_exit(KPROC_EXEC_FAILED);
 	}
 	return pid;
+}
+
+int kproc_children(int n, const char *tag)
+{
+	char *argv[] = { KPROC_SELF, KPROC_CHILD, (char *)tag, NULL };
+
+	for (int i = 0; i < n; i++) {
+		pid_t p = kproc_spawn(KPROC_SELF, argv);
+
+		if (p <= 0)
+			return -1;
+		waitpid(p, NULL, 0);
+	}
+	return 0;
 }
 
 /* What a child of the storm is told: its index in argv[2], bytes that are
@@ -155,7 +167,7 @@ int t_kproc_storm(void)
 		char *argv[5], num[16], want[256];
 
 		storm_argv(i, want, sizeof(want), argv, num);
-		kids[i].pid = spawn(KPROC_SELF, argv);
+		kids[i].pid = kproc_spawn(KPROC_SELF, argv);
 		CHECK(kids[i].pid > 0, "fork: %s", strerror(errno));
 		kids[i].fork_seen = kids[i].exec_seen = kids[i].exit_seen = 0;
 		memset(kids[i].ts, 0, sizeof(kids[i].ts));
@@ -343,9 +355,9 @@ int t_kproc_argv_edges(void)
 	CHECK(r == 0 || r == -EEXIST, "load cnbus_proc.ko: %s", strerror(-r));
 	s = kproc_open();
 	CHECK(s, "open and listen: %s", strerror(errno));
-	c[0].pid = spawn(KPROC_SELF, empty);
-	c[1].pid = spawn(KPROC_SELF, longv);
-	c[2].pid = spawn(failv[0], failv);
+	c[0].pid = kproc_spawn(KPROC_SELF, empty);
+	c[1].pid = kproc_spawn(KPROC_SELF, longv);
+	c[2].pid = kproc_spawn(failv[0], failv);
 	for (int i = 0; i < 3; i++) {
 		CHECK(c[i].pid > 0 && waitpid(c[i].pid, &status, 0) == c[i].pid, "child %d", i);
 		CHECK(WIFEXITED(status) &&
@@ -387,7 +399,7 @@ static pid_t stormer(void)
 		char *argv[] = { KPROC_SELF, KPROC_CHILD, "storm", NULL };
 
 		for (;;) {
-			pid_t c = spawn(KPROC_SELF, argv);
+			pid_t c = kproc_spawn(KPROC_SELF, argv);
 
 			if (c > 0)
 				waitpid(c, NULL, 0);
@@ -467,42 +479,15 @@ out:
 	return rc;
 }
 
-#define OVR_CPUS 64
-
-/* A child pinned to cpu that exits at once: its exit record is made on
- * that CPU. Returns its pid (reaped), or -1. */
-static pid_t sentinel(int cpu)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		_exit(sched_setaffinity(0, sizeof(set), &set) ? 1 : 0);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	return pid;
-}
-
-struct ovr {
-	int64_t first[OVR_CPUS], last[OVR_CPUS]; /* sentinels' seqs, -1: none yet */
-	uint64_t received[OVR_CPUS], lost[OVR_CPUS];
-};
-
 /* Read (through libcn) until the sentinel of every online CPU has come
- * (pid NULL: until nothing comes for 200 ms); the records from a CPU from
- * its first sentinel to its last are counted, with the loss libcn reports
- * before them; set first (or last) to each sentinel's seq. */
-static int ovr_read(struct cn_sock *s, struct kseq *k, struct ovr *o, const pid_t *pid, int first)
+ * (pid NULL: until nothing comes for 200 ms), counting the records in w
+ * (kwin_count; first: the sentinels open the windows). */
+static int ovr_read(struct cn_sock *s, struct kseq *k, struct kwin *w, const pid_t *pid, int first)
 {
 	int left = pid ? ncpus : 1, r;
 
 	while (left > 0) {
 		struct cn_bus_proc_event ev;
-		unsigned int c;
 
 		r = kev_next(s, k, pid ? KPROC_TIMEOUT_MS : 200, &ev);
 		if (r == -ENOBUFS)
@@ -511,22 +496,10 @@ static int ovr_read(struct cn_sock *s, struct kseq *k, struct ovr *o, const pid_
 			return 0;
 		if (r)
 			return r;
-		c = ev.cpu;
-		if (c >= OVR_CPUS)
-			return -ERANGE;
-		if (o->first[c] >= 0 && o->last[c] < 0) {
-			o->received[c]++;
-			o->lost[c] += ev.lost_before;
-		}
-		if (pid && ev.what == CN_PROC_EXIT && (int)c < ncpus && ev.pid == pid[c]) {
-			if (first)
-				o->first[c] = ev.seq;
-			else
-				o->last[c] = ev.seq;
-			if (first)
-				o->received[c] = 1; /* the window starts with it */
-			left--;
-		}
+		r = kwin_count(w, &ev, pid, ncpus, first);
+		if (r < 0)
+			return r;
+		left -= r;
 	}
 	return 0;
 }
@@ -541,56 +514,43 @@ static int ovr_read(struct cn_sock *s, struct kseq *k, struct ovr *o, const pid_
  */
 int t_kproc_overrun_exact(void)
 {
-	static struct ovr o;
+	static struct kwin w;
+	struct kwin_sum sum;
 	struct cn_proc_stats ps;
 	struct cn_sock *s = NULL;
 	struct kseq k = { 0 };
-	pid_t pid[OVR_CPUS];
-	uint64_t made = 0, got = 0, lost = 0;
+	pid_t pid[KWIN_CPUS];
 	int rc = 0, r;
 
-	CHECK(ncpus <= OVR_CPUS, "%d CPUs", ncpus);
-	for (int c = 0; c < OVR_CPUS; c++)
-		o.first[c] = o.last[c] = -1, o.received[c] = o.lost[c] = 0;
+	CHECK(ncpus <= KWIN_CPUS, "%d CPUs", ncpus);
+	kwin_init(&w);
 	r = mod_load_beside("cnbus_proc", "");
 	CHECK(r == 0 || r == -EEXIST, "load cnbus_proc.ko: %s", strerror(-r));
 	s = kproc_open();
 	CHECK(s, "open and listen: %s", strerror(errno));
 	for (int c = 0; c < ncpus; c++)
-		pid[c] = sentinel(c);
-	CHECK(ovr_read(s, &k, &o, pid, 1) == 0, "first sentinels");
+		pid[c] = kwin_sentinel(c, 0);
+	CHECK(ovr_read(s, &k, &w, pid, 1) == 0, "first sentinels");
 	CHECK(cn_set_rcvbuf(s, 4096) >= 0, "small rcvbuf");
-	for (int i = 0; i < 300; i++) {
-		char *argv[] = { KPROC_SELF, KPROC_CHILD, "overrun", NULL };
-		pid_t p = spawn(KPROC_SELF, argv);
-
-		CHECK(p > 0, "fork");
-		waitpid(p, NULL, 0);
-	}
+	CHECK(kproc_children(300, "overrun") == 0, "fork");
 	CHECK(cn_set_rcvbuf(s, KPROC_RCVBUF) >= 0, "rcvbuf");
 	/* An overrun socket takes nothing more until it has been read
 	 * empty (netlink's congestion flag): drain it before the sentinels. */
-	r = ovr_read(s, &k, &o, NULL, 0);
+	r = ovr_read(s, &k, &w, NULL, 0);
 	CHECK(r == 0, "after the storm: %s", strerror(-r));
 	for (int c = 0; c < ncpus; c++)
-		pid[c] = sentinel(c);
-	r = ovr_read(s, &k, &o, pid, 0);
+		pid[c] = kwin_sentinel(c, 0);
+	r = ovr_read(s, &k, &w, pid, 0);
 	CHECK(r == 0, "last sentinels: %s", strerror(-r));
-	for (int c = 0; c < ncpus; c++) {
-		uint64_t window = (uint64_t)(o.last[c] - o.first[c] + 1);
-
-		CHECK(o.received[c] + o.lost[c] == window,
-		      "CPU %d: %" PRIu64 " received + %" PRIu64 " lost != %" PRIu64 " numbered", c,
-		      o.received[c], o.lost[c], window);
-		made += window;
-		got += o.received[c];
-		lost += o.lost[c];
-	}
+	kwin_sum(&w, ncpus, &sum);
+	CHECK(sum.silent == 0,
+	      "CPU %d first: %" PRIu64 " received + %" PRIu64 " lost != %" PRIu64 " numbered",
+	      sum.bad_cpu, sum.received, sum.lost, sum.numbered);
 	CHECK(cn_proc_stats(s, &ps) == 0 && ps.overruns > 0, "no overrun");
-	CHECK(lost > 0, "nothing lost: the check proves nothing");
+	CHECK(sum.lost > 0, "nothing lost: the check proves nothing");
 	info("%" PRIu64 " records numbered between the sentinels = %" PRIu64 " received + %" PRIu64
 	     " reported lost (%" PRIu64 " overruns)",
-	     made, got, lost, ps.overruns);
+	     sum.numbered, sum.received, sum.lost, ps.overruns);
 out:
 	cn_close(s);
 	mod_unload("cnbus_proc");

@@ -15,23 +15,19 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libcn.h>
 #include <libcn/cnbus_proc.h>
 #include <libcn/kmod.h>
 
+#include "kproc_window.h"
 #include "vmtest.h"
 
-#define RING_CPUS     64
 #define RING_EXECS    40
-#define RING_SELF     "/bin/cnbus_vmtest"
 #define RING_TRIES    20
 #define RING_PARAMS_N 6
 
@@ -68,48 +64,21 @@ static void params_now(char *out, size_t size, int small)
 			 n ? " " : "");
 }
 
-/* A child pinned to cpu that waits 200 ms (the worker empties the
- * one-slot ring of its fork record meanwhile) and exits: its exit record
- * is numbered on that CPU. Reaped; its pid. */
-static pid_t ring_sentinel(int cpu)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set))
-			_exit(1);
-		nanosleep(&ts, NULL);
-		_exit(0);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-	return pid;
-}
-
-struct ring_win {
-	int64_t first[RING_CPUS], last[RING_CPUS]; /* the sentinels' seqs, -1: none */
-	uint64_t received[RING_CPUS], lost[RING_CPUS];
-};
-
 /* Sentinels on every CPU until each one's exit record came (a sentinel
  * whose record the ring refused is lost like any other: one more is sent),
- * reading everything meanwhile: the records from a CPU between its first
- * and last sentinel are counted with the loss reported before them. */
-static int ring_bracket(struct cn_sock *s, struct ring_win *w, int is_first)
+ * reading everything meanwhile and counting it in w (kwin_count). A
+ * sentinel waits 200 ms before it exits: the worker empties the one-slot
+ * ring of its fork record meanwhile. */
+static int ring_bracket(struct cn_sock *s, struct kwin *w, int is_first)
 {
 	int64_t *mark = is_first ? w->first : w->last;
 
 	for (int t = 0; t < RING_TRIES; t++) {
-		pid_t pid[RING_CPUS];
+		pid_t pid[KWIN_CPUS];
 		int left = 0;
 
 		for (int c = 0; c < ncpus; c++) {
-			pid[c] = mark[c] < 0 ? ring_sentinel(c) : 0;
+			pid[c] = mark[c] < 0 ? kwin_sentinel(c, 200) : 0;
 			left += mark[c] < 0;
 		}
 		if (!left)
@@ -118,7 +87,6 @@ static int ring_bracket(struct cn_sock *s, struct ring_win *w, int is_first)
 			struct pollfd p = { .fd = cn_fd(s), .events = POLLIN };
 			struct cn_bus_proc_event ev;
 			int r = cn_bus_proc_recv(s, &ev, CN_RECV_DONTWAIT);
-			unsigned int c;
 
 			if (r == -EAGAIN) {
 				if (poll(&p, 1, 2000) == 0)
@@ -127,19 +95,9 @@ static int ring_bracket(struct cn_sock *s, struct ring_win *w, int is_first)
 			}
 			if (r)
 				return r;
-			c = ev.cpu;
-			if (c >= RING_CPUS)
-				return -ERANGE;
-			if (w->first[c] >= 0 && w->last[c] < 0) {
-				w->received[c]++;
-				w->lost[c] += ev.lost_before;
-			}
-			if (ev.what == CN_PROC_EXIT && (int)c < ncpus && mark[c] < 0 &&
-			    ev.pid == pid[c]) {
-				mark[c] = ev.seq;
-				if (is_first)
-					w->received[c] = 1, w->lost[c] = 0;
-			}
+			r = kwin_count(w, &ev, pid, ncpus, is_first);
+			if (r < 0)
+				return r;
 		}
 	}
 	return -ETIMEDOUT;
@@ -155,16 +113,15 @@ static int ring_bracket(struct cn_sock *s, struct ring_win *w, int is_first)
  */
 int t_kproc_ring_refused(void)
 {
-	static struct ring_win w;
+	static struct kwin w;
 	char saved[512], small[512];
 	struct cn_bus_proc_totals t0, t1;
+	struct kwin_sum sum;
 	struct cn_sock *s = NULL;
-	uint64_t made = 0, got = 0, lost = 0;
 	int test_loaded = module_loaded("cnbus_test"), rc = 0, r;
 
-	CHECK(ncpus <= RING_CPUS, "%d CPUs", ncpus);
-	for (int c = 0; c < RING_CPUS; c++)
-		w.first[c] = w.last[c] = -1, w.received[c] = w.lost[c] = 0;
+	CHECK(ncpus <= KWIN_CPUS, "%d CPUs", ncpus);
+	kwin_init(&w);
 	params_now(saved, sizeof(saved), 0);
 	params_now(small, sizeof(small), 1);
 	if (module_loaded("cnbus_proc"))
@@ -181,38 +138,21 @@ int t_kproc_ring_refused(void)
 	r = ring_bracket(s, &w, 1);
 	CHECK(r == 0, "first sentinels: %s", strerror(-r));
 	CHECK(cn_bus_proc_totals(s, &t0, 5000) == 0, "totals before");
-	for (int i = 0; i < RING_EXECS; i++) {
-		pid_t p = fork();
-
-		if (p == 0) {
-			char *argv[] = { RING_SELF, KPROC_CHILD, "ring-refused", NULL };
-			char *envp[] = { KPROC_CHILD_ENV "=1", NULL };
-
-			execve(RING_SELF, argv, envp);
-			_exit(KPROC_EXEC_FAILED);
-		}
-		CHECK(p > 0, "fork");
-		waitpid(p, NULL, 0);
-	}
+	CHECK(kproc_children(RING_EXECS, "ring-refused") == 0, "fork");
 	r = ring_bracket(s, &w, 0);
 	CHECK(r == 0, "last sentinels: %s", strerror(-r));
 	CHECK(cn_bus_proc_totals(s, &t1, 5000) == 0, "totals after");
-	for (int c = 0; c < ncpus; c++) {
-		uint64_t window = (uint64_t)(w.last[c] - w.first[c] + 1);
-
-		CHECK(w.received[c] + w.lost[c] == window,
-		      "CPU %d: %" PRIu64 " received + %" PRIu64 " lost != %" PRIu64 " numbered", c,
-		      w.received[c], w.lost[c], window);
-		made += window;
-		got += w.received[c];
-		lost += w.lost[c];
-	}
+	kwin_sum(&w, ncpus, &sum);
+	CHECK(sum.silent == 0,
+	      "CPU %d first: %" PRIu64 " received + %" PRIu64 " lost != %" PRIu64 " numbered",
+	      sum.bad_cpu, sum.received, sum.lost, sum.numbered);
 	CHECK(t1.refused - t0.refused >= RING_EXECS, "the module refused %" PRIu64 ", want >= %d",
 	      t1.refused - t0.refused, RING_EXECS);
-	CHECK(lost >= RING_EXECS, "%" PRIu64 " reported lost, want >= %d", lost, RING_EXECS);
+	CHECK(sum.lost >= RING_EXECS, "%" PRIu64 " reported lost, want >= %d", sum.lost,
+	      RING_EXECS);
 	info("ring of one message: %" PRIu64 " records numbered between the sentinels = %" PRIu64
 	     " received + %" PRIu64 " reported lost; CBUS refused %" PRIu64,
-	     made, got, lost, t1.refused - t0.refused);
+	     sum.numbered, sum.received, sum.lost, t1.refused - t0.refused);
 out:
 	cn_close(s);
 	if (module_loaded("cnbus_proc") && mod_unload("cnbus_proc"))

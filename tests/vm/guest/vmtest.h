@@ -118,6 +118,13 @@ int t_param_write_refused(void);
 #define KPROC_CHILD_ENV	  "KPROC_CHILD" /* set for them too: argv may be empty */
 #define KPROC_CHILD_EXIT  7
 #define KPROC_EXEC_FAILED 9 /* a child whose execve failed */
+#define KPROC_SELF	  "/bin/cnbus_vmtest"
+/* fork, then exec path with argv (envp: KPROC_CHILD_ENV only); the
+ * child's pid, or -1. */
+pid_t kproc_spawn(const char *path, char *const argv[]);
+/* n children, one after another, each KPROC_SELF KPROC_CHILD tag, reaped;
+ * 0, or -1 when a fork failed. */
+int kproc_children(int n, const char *tag);
 int t_kproc_storm(void);
 int t_kproc_unprivileged_join(void);
 int t_kproc_argv_edges(void);
