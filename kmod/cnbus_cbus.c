@@ -205,12 +205,15 @@ static inline void cnbus_cbus_note_kick(struct cnbus_cbus_cpu *q)
  * must be kicked, and q->kick_delay, how late: not while a drain runs (it
  * takes the record); on the first record of an empty ring, at once after a
  * quiet spell and cbus_defer_us later when a drain found the ring empty
- * less than that ago; a deferred kick again, at once, when the ring holds
- * a full datagram's worth (cbus_batch records) or half its ring bytes.
+ * less than that ago; never late once the ring holds a full datagram's
+ * worth (cbus_batch records) or half its ring bytes (a deferred kick is
+ * then made again, at once), so that waiting does not make a small ring
+ * refuse what it would have taken.
  */
 static bool cnbus_cbus_want_kick(struct cnbus_cbus_cpu *q)
 {
 	u32 batch = READ_ONCE(cnbus_dev.cbus_batch);
+	bool full = q->count >= batch || q->used >= cnbus_dev.cbus_qlen * (CNBUS_CBUS_SLOT / 2);
 	unsigned long defer;
 
 	if (q->draining)
@@ -218,12 +221,11 @@ static bool cnbus_cbus_want_kick(struct cnbus_cbus_cpu *q)
 	if (q->count == 1) {
 		defer = usecs_to_jiffies(READ_ONCE(cnbus_dev.cbus_defer_us));
 		q->kick_delay = 0;
-		if (defer && batch > 1 && jiffies - q->drained_at <= defer)
+		if (defer && !full && jiffies - q->drained_at <= defer)
 			q->kick_delay = defer;
 		return true;
 	}
-	if (q->kick_delay &&
-	    (q->count >= batch || q->used >= cnbus_dev.cbus_qlen * (CNBUS_CBUS_SLOT / 2))) {
+	if (q->kick_delay && full) {
 		q->kick_delay = 0;
 		return true;
 	}
