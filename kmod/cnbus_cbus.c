@@ -23,14 +23,15 @@
  * arbitrary caller could nest in locks the workqueue takes. Not while a
  * drain of that ring runs: a drain stops only when it finds the ring empty
  * under its lock, so it takes what is inserted meanwhile itself. Under
- * load the kick waits (cbus_defer_us): when the ring's last drain ended
- * less than cbus_defer_us ago (rounded up to whole jiffies), the work item
- * is queued that much later, as a delayed work, so that the records of a
+ * load the kick waits (cbus_defer_us): when the ring's last two drains
+ * each ended less than cbus_defer_us (rounded up to whole jiffies) after
+ * the one before and the last one less than that ago, the work item is
+ * queued that much later, as a delayed work, so that the records of a
  * burst go out in few datagrams instead of one worker wake-up, one skb and
  * one wake-up of each reader per record; a ring that holds cbus_batch
  * records or half its cbus_qlen bytes meanwhile has the work queued at
- * once. A record after a quiet spell (no drain that recently) is sent at
- * once, as with cbus_defer_us=0 or cbus_batch=1. The worst added latency is
+ * once. A record after a quiet spell (no drain that recently), or the
+ * second of a pair (a fork and its exit), is sent at once, as with cbus_defer_us=0 or cbus_batch=1. The worst added latency is
  * cbus_defer_us rounded up to jiffies (one jiffy at the default). The worker
  * packs consecutive records of one group into one datagram (up to
  * cbus_batch messages and NLMSG_GOODSIZE bytes: several nlmsghdr + cn_msg,
@@ -98,7 +99,9 @@
 
 #include "cnbus_internal.h"
 
-#define CNBUS_CBUS_SLOT 128 /* ring bytes per cbus_qlen: a small message */
+#define CNBUS_CBUS_SLOT	       128 /* ring bytes per cbus_qlen: a small message */
+/* Drains in a row, cbus_defer_us or less apart, before a kick waits. */
+#define CNBUS_CBUS_DEFER_AFTER 2
 
 /* A queued message: this header, then struct cn_msg and its payload. */
 struct cnbus_cbus_rec {
@@ -118,6 +121,7 @@ struct cnbus_cbus_cpu {
 	bool draining;		  /* a drain runs: it takes new records itself, no kick */
 	unsigned long kick_delay; /* jiffies the next kick waits; 0: at once */
 	unsigned long drained_at; /* jiffies when a drain last found the ring empty */
+	u32 drains;		  /* drains in a row, each within cbus_defer_us of the last */
 	struct cnbus_cbus_stats stats;
 	unsigned int cpu;
 	struct delayed_work work;
@@ -204,8 +208,9 @@ static inline void cnbus_cbus_note_kick(struct cnbus_cbus_cpu *q)
  * Caller holds q->lock and has just queued a record. Whether the worker
  * must be kicked, and q->kick_delay, how late: not while a drain runs (it
  * takes the record); on the first record of an empty ring, at once after a
- * quiet spell and cbus_defer_us later when a drain found the ring empty
- * less than that ago; never late once the ring holds a full datagram's
+ * quiet spell and cbus_defer_us later under load (CNBUS_CBUS_DEFER_AFTER
+ * drains in a row, each within cbus_defer_us of the one before, the last
+ * one less than that ago); never late once the ring holds a full datagram's
  * worth (cbus_batch records) or half its ring bytes (a deferred kick is
  * then made again, at once), so that waiting does not make a small ring
  * refuse what it would have taken.
@@ -221,7 +226,8 @@ static bool cnbus_cbus_want_kick(struct cnbus_cbus_cpu *q)
 	if (q->count == 1) {
 		defer = usecs_to_jiffies(READ_ONCE(cnbus_dev.cbus_defer_us));
 		q->kick_delay = 0;
-		if (defer && !full && jiffies - q->drained_at <= defer)
+		if (defer && !full && q->drains >= CNBUS_CBUS_DEFER_AFTER &&
+		    jiffies - q->drained_at <= defer)
 			q->kick_delay = defer;
 		return true;
 	}
@@ -230,6 +236,22 @@ static bool cnbus_cbus_want_kick(struct cnbus_cbus_cpu *q)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * Caller holds q->lock: a drain that sent something found the ring empty.
+ * The drains in a row (cnbus_cbus_want_kick()): one more when the last
+ * ended less than cbus_defer_us ago, else this is the first.
+ */
+static void cnbus_cbus_drained(struct cnbus_cbus_cpu *q)
+{
+	unsigned long now = jiffies;
+
+	if (now - q->drained_at > usecs_to_jiffies(READ_ONCE(cnbus_dev.cbus_defer_us)))
+		q->drains = 0;
+	if (q->drains < CNBUS_CBUS_DEFER_AFTER)
+		q->drains++;
+	q->drained_at = now;
 }
 
 /*
@@ -332,7 +354,7 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 	u32 head, avail, n, next, taken, bytes, group = 0, batch;
 	struct sk_buff *skb;
 	unsigned long flags;
-	bool lost;
+	bool lost, took = false;
 
 	lockdep_assert_held(&q->drain_lock);
 	for (;;) {
@@ -342,11 +364,12 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 		/* Until it finds the ring empty, this drain takes what comes. */
 		q->draining = avail;
 		q->kick_delay = 0;
-		if (!avail)
-			q->drained_at = jiffies;
+		if (!avail && took)
+			cnbus_cbus_drained(q);
 		raw_spin_unlock_irqrestore(&q->lock, flags);
 		if (!avail)
 			break;
+		took = true;
 
 		/* Writable: whatever the parameter says now (1..1024). */
 		batch = READ_ONCE(cnbus_dev.cbus_batch);
@@ -648,6 +671,7 @@ int cnbus_cbus_init(void)
 		q->kick_delay = 0;
 		/* Long ago: the first record is sent at once. */
 		q->drained_at = jiffies - HZ;
+		q->drains = 0;
 		memset(&q->stats, 0, sizeof(q->stats));
 	}
 	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM | CNBUS_WQ_PERCPU, 0);
