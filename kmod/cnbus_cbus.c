@@ -31,9 +31,10 @@
  * one wake-up of each reader per record; a ring that holds cbus_batch
  * records or half its cbus_qlen bytes meanwhile has the work queued at
  * once. A record after a quiet spell (no drain that recently), or the
- * second of a pair (a fork and its exit), is sent at once, as with cbus_defer_us=0 or cbus_batch=1. The worst added latency is
- * cbus_defer_us rounded up to jiffies (one jiffy at the default). The worker
- * packs consecutive records of one group into one datagram (up to
+ * second of a pair (a fork and its exit), is sent at once, as with
+ * cbus_defer_us=0 or cbus_batch=1. The wait a record can be given is
+ * cbus_defer_us rounded up to jiffies (one jiffy at the default), before
+ * the worker is scheduled. The worker packs consecutive records of one group into one datagram (up to
  * cbus_batch messages and NLMSG_GOODSIZE bytes: several nlmsghdr + cn_msg,
  * as netlink readers walk them), gives the records' bytes back, then
  * broadcasts the skb: one allocation and one wake-up of each listener per
