@@ -116,7 +116,9 @@ bool cnbus_has_listeners(u32 group);
  * preallocated memory). The message goes to the group of the callback
  * registered for msg->id and is queued on the current CPU; a per-CPU worker
  * sends it, packed with the messages queued after it for the same group
- * into one datagram (module parameter cbus_batch). Messages inserted on one
+ * into one datagram (module parameter cbus_batch): at once after a quiet
+ * spell, up to cbus_defer_us later (rounded up to jiffies) while the CPU's
+ * queue was drained twice in a row that recently. Messages inserted on one
  * CPU are sent in that order, always (nothing is sent from the caller's
  * context); there is no order between CPUs, so carry the CPU id in the
  * payload. The queue holds cbus_qlen small messages plus cbus_budget bytes.

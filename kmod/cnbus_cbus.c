@@ -20,8 +20,21 @@
  * Drain. When a ring goes from empty to non-empty its CPU's work item is
  * queued: directly from process context, through an irq_work (the kick)
  * from hard IRQ or with interrupts off, where queueing work from an
- * arbitrary caller could nest in locks the workqueue takes. The worker
- * packs consecutive records of one group into one datagram (up to
+ * arbitrary caller could nest in locks the workqueue takes. Not while a
+ * drain of that ring runs: a drain stops only when it finds the ring empty
+ * under its lock, so it takes what is inserted meanwhile itself. Under
+ * load the kick waits (cbus_defer_us): when the ring's last two drains
+ * each ended less than cbus_defer_us (rounded up to whole jiffies) after
+ * the one before and the last one less than that ago, the work item is
+ * queued that much later, as a delayed work, so that the records of a
+ * burst go out in few datagrams instead of one worker wake-up, one skb and
+ * one wake-up of each reader per record; a ring that holds cbus_batch
+ * records or half its cbus_qlen bytes meanwhile has the work queued at
+ * once. A record after a quiet spell (no drain that recently), or the
+ * second of a pair (a fork and its exit), is sent at once, as with
+ * cbus_defer_us=0 or cbus_batch=1. The wait a record can be given is
+ * cbus_defer_us rounded up to jiffies (one jiffy at the default), before
+ * the worker is scheduled. The worker packs consecutive records of one group into one datagram (up to
  * cbus_batch messages and NLMSG_GOODSIZE bytes: several nlmsghdr + cn_msg,
  * as netlink readers walk them), gives the records' bytes back, then
  * broadcasts the skb: one allocation and one wake-up of each listener per
@@ -87,7 +100,9 @@
 
 #include "cnbus_internal.h"
 
-#define CNBUS_CBUS_SLOT 128 /* ring bytes per cbus_qlen: a small message */
+#define CNBUS_CBUS_SLOT	       128 /* ring bytes per cbus_qlen: a small message */
+/* Drains in a row, cbus_defer_us or less apart, before a kick waits. */
+#define CNBUS_CBUS_DEFER_AFTER 2
 
 /* A queued message: this header, then struct cn_msg and its payload. */
 struct cnbus_cbus_rec {
@@ -104,9 +119,13 @@ struct cnbus_cbus_cpu {
 	u32 used;	     /* bytes from head to tail, wrap gap included */
 	u32 count;	     /* queued messages, including those being packed */
 	bool shutdown;
+	bool draining;		  /* a drain runs: it takes new records itself, no kick */
+	unsigned long kick_delay; /* jiffies the next kick waits; 0: at once */
+	unsigned long drained_at; /* jiffies when a drain last found the ring empty */
+	u32 drains;		  /* drains in a row, each within cbus_defer_us of the last */
 	struct cnbus_cbus_stats stats;
 	unsigned int cpu;
-	struct work_struct work;
+	struct delayed_work work;
 	struct irq_work kick;
 	struct mutex drain_lock; /* one drain at a time; buf and size change under it too */
 #ifdef CNBUS_TESTING
@@ -186,11 +205,74 @@ static inline void cnbus_cbus_note_kick(struct cnbus_cbus_cpu *q)
 }
 #endif
 
+/*
+ * Caller holds q->lock and has just queued a record. Whether the worker
+ * must be kicked, and q->kick_delay, how late: not while a drain runs (it
+ * takes the record); on the first record of an empty ring, at once after a
+ * quiet spell and cbus_defer_us later under load (CNBUS_CBUS_DEFER_AFTER
+ * drains in a row, each within cbus_defer_us of the one before, the last
+ * one less than that ago); never late once the ring holds a full datagram's
+ * worth (cbus_batch records) or half its ring bytes (a deferred kick is
+ * then made again, at once), so that waiting does not make a small ring
+ * refuse what it would have taken.
+ */
+static bool cnbus_cbus_want_kick(struct cnbus_cbus_cpu *q)
+{
+	u32 batch = READ_ONCE(cnbus_dev.cbus_batch);
+	bool full = q->count >= batch || q->used >= cnbus_dev.cbus_qlen * (CNBUS_CBUS_SLOT / 2);
+	unsigned long defer;
+
+	if (q->draining)
+		return false;
+	if (q->count == 1) {
+		defer = usecs_to_jiffies(READ_ONCE(cnbus_dev.cbus_defer_us));
+		q->kick_delay = 0;
+		if (defer && !full && q->drains >= CNBUS_CBUS_DEFER_AFTER &&
+		    jiffies - q->drained_at <= defer)
+			q->kick_delay = defer;
+		return true;
+	}
+	if (q->kick_delay && full) {
+		q->kick_delay = 0;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Caller holds q->lock: a drain that sent something found the ring empty.
+ * The drains in a row (cnbus_cbus_want_kick()): one more when the last
+ * ended less than cbus_defer_us ago, else this is the first.
+ */
+static void cnbus_cbus_drained(struct cnbus_cbus_cpu *q)
+{
+	unsigned long now = jiffies;
+
+	if (now - q->drained_at > usecs_to_jiffies(READ_ONCE(cnbus_dev.cbus_defer_us)))
+		q->drains = 0;
+	if (q->drains < CNBUS_CBUS_DEFER_AFTER)
+		q->drains++;
+	q->drained_at = now;
+}
+
+/*
+ * Queue @q's work item, q->kick_delay jiffies from now; at once (a pending
+ * timer brought forward) when that is 0. Any context where the workqueue's
+ * locks may be taken (process context, the kick's irq_work).
+ */
+static void cnbus_cbus_queue(struct cnbus_cbus_cpu *q)
+{
+	unsigned long delay = READ_ONCE(q->kick_delay);
+
+	if (!queue_delayed_work_on(q->cpu, cnbus_cbus_wq, &q->work, delay) && !delay)
+		mod_delayed_work_on(q->cpu, cnbus_cbus_wq, &q->work, 0);
+}
+
 static void cnbus_cbus_kick_fn(struct irq_work *iw)
 {
 	struct cnbus_cbus_cpu *q = container_of(iw, struct cnbus_cbus_cpu, kick);
 
-	queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
+	cnbus_cbus_queue(q);
 }
 
 /*
@@ -273,16 +355,22 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 	u32 head, avail, n, next, taken, bytes, group = 0, batch;
 	struct sk_buff *skb;
 	unsigned long flags;
-	bool lost;
+	bool lost, took = false;
 
 	lockdep_assert_held(&q->drain_lock);
 	for (;;) {
 		raw_spin_lock_irqsave(&q->lock, flags);
 		head = q->head;
 		avail = q->count;
+		/* Until it finds the ring empty, this drain takes what comes. */
+		q->draining = avail;
+		q->kick_delay = 0;
+		if (!avail && took)
+			cnbus_cbus_drained(q);
 		raw_spin_unlock_irqrestore(&q->lock, flags);
 		if (!avail)
 			break;
+		took = true;
 
 		/* Writable: whatever the parameter says now (1..1024). */
 		batch = READ_ONCE(cnbus_dev.cbus_batch);
@@ -322,7 +410,7 @@ static void cnbus_cbus_drain(struct cnbus_cbus_cpu *q)
 
 static void cnbus_cbus_work(struct work_struct *work)
 {
-	struct cnbus_cbus_cpu *q = container_of(work, struct cnbus_cbus_cpu, work);
+	struct cnbus_cbus_cpu *q = container_of(to_delayed_work(work), struct cnbus_cbus_cpu, work);
 
 	mutex_lock(&q->drain_lock);
 	cnbus_cbus_drain(q);
@@ -382,10 +470,11 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 			raw_spin_unlock_irqrestore(&q->lock, flags);
 			return -ENOBUFS;
 		}
-		/* Full, and the caller may sleep: wait for this ring's worker. */
+		/* Full, and the caller may sleep: wait for this ring's worker, now. */
+		q->kick_delay = 0;
 		raw_spin_unlock_irqrestore(&q->lock, flags);
-		queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
-		flush_work(&q->work);
+		cnbus_cbus_queue(q);
+		flush_work(&q->work.work);
 	}
 	rec->size = size;
 	rec->group = group;
@@ -393,7 +482,8 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	q->stats.inserted++;
 	if (q->used > cnbus_dev.cbus_qlen * CNBUS_CBUS_SLOT)
 		q->stats.overflowed++;
-	kick = q->count++ == 0;
+	q->count++;
+	kick = cnbus_cbus_want_kick(q);
 	raw_spin_unlock(&q->lock);
 	/*
 	 * Interrupts are still off, so this is q's CPU: from hard IRQ or a
@@ -411,7 +501,7 @@ int cnbus_insert(const struct cn_msg *msg, gfp_t gfp)
 	}
 	local_irq_restore(flags);
 	if (kick && !atomic)
-		queue_work_on(q->cpu, cnbus_cbus_wq, &q->work);
+		cnbus_cbus_queue(q);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(cnbus_insert);
@@ -426,12 +516,13 @@ void cnbus_flush(void)
 
 		/*
 		 * A pending kick queues the work; then the worker empties the
-		 * ring. Only when one is in flight: without an irq_work
-		 * interrupt, irq_work_sync() waits for an RCU grace period.
+		 * ring (a deferred one is queued at once). Only when one is in
+		 * flight: without an irq_work interrupt, irq_work_sync() waits
+		 * for an RCU grace period.
 		 */
 		if (irq_work_is_busy(&q->kick))
 			irq_work_sync(&q->kick);
-		flush_work(&q->work);
+		flush_delayed_work(&q->work);
 		/*
 		 * A CPU going offline meanwhile has its ring drained by the
 		 * hotplug teardown, under drain_lock: wait for that, and send
@@ -511,10 +602,14 @@ static int cnbus_cbus_cpu_dead(unsigned int cpu)
 	raw_spin_lock_irqsave(&q->lock, flags);
 	queued = q->count;
 	raw_spin_unlock_irqrestore(&q->lock, flags);
-	/* A kick left by the dying CPU ran there; a worker may still be busy. */
+	/*
+	 * A kick left by the dying CPU ran there; a worker may still be busy,
+	 * or a deferred one wait for its timer (still on the dead CPU: timers
+	 * move after this step).
+	 */
 	if (irq_work_is_busy(&q->kick))
 		irq_work_sync(&q->kick);
-	cancel_work_sync(&q->work);
+	cancel_delayed_work_sync(&q->work);
 	mutex_lock(&q->drain_lock);
 	cnbus_cbus_drain(q);
 	/* Nothing can insert here now; were it not so, the ring keeps it for the next drain. */
@@ -565,7 +660,7 @@ int cnbus_cbus_init(void)
 
 		raw_spin_lock_init(&q->lock);
 		mutex_init(&q->drain_lock);
-		INIT_WORK(&q->work, cnbus_cbus_work);
+		INIT_DELAYED_WORK(&q->work, cnbus_cbus_work);
 		/* Hard even on PREEMPT_RT: queueing work is allowed there. */
 		q->kick = IRQ_WORK_INIT_HARD(cnbus_cbus_kick_fn);
 		q->cpu = cpu;
@@ -573,6 +668,11 @@ int cnbus_cbus_init(void)
 		q->size = 0;
 		q->count = 0;
 		q->shutdown = false;
+		q->draining = false;
+		q->kick_delay = 0;
+		/* Long ago: the first record is sent at once. */
+		q->drained_at = jiffies - HZ;
+		q->drains = 0;
 		memset(&q->stats, 0, sizeof(q->stats));
 	}
 	cnbus_cbus_wq = alloc_workqueue("cnbus_cbus", WQ_MEM_RECLAIM | CNBUS_WQ_PERCPU, 0);

@@ -18,6 +18,7 @@ struct cnbus_dev cnbus_dev = {
 	.cbus_qlen = 1024,
 	.cbus_budget = 256 * 1024,
 	.cbus_batch = 64,
+	.cbus_defer_us = 1000,
 	.callbacks = LIST_HEAD_INIT(cnbus_dev.callbacks),
 	.callbacks_lock = __MUTEX_INITIALIZER(cnbus_dev.callbacks_lock),
 	.callbacks_gen = 1, /* never 0: a dump's sequence number must not be */

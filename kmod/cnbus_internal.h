@@ -54,16 +54,17 @@ struct cnbus_stats {
 /*
  * The bus. There is one, cnbus_dev. Every tunable is a field here, set by
  * its module parameter (cnbus_params.c, which checks its range); all but
- * cbus_batch are read-only after load.
+ * cbus_batch and cbus_defer_us are read-only after load.
  */
 struct cnbus_dev {
-	struct sock *nls;	  /* the netlink unit's kernel socket */
-	unsigned int unit;	  /* netlink unit (protocol number) */
-	unsigned int groups;	  /* multicast groups 1..groups */
-	unsigned int max_notify;  /* bound on notification requests */
-	unsigned int cbus_qlen;	  /* per-CPU CBUS ring, in small messages */
-	unsigned int cbus_budget; /* per-CPU CBUS overflow bytes */
-	unsigned int cbus_batch;  /* messages per CBUS datagram; writable */
+	struct sock *nls;	    /* the netlink unit's kernel socket */
+	unsigned int unit;	    /* netlink unit (protocol number) */
+	unsigned int groups;	    /* multicast groups 1..groups */
+	unsigned int max_notify;    /* bound on notification requests */
+	unsigned int cbus_qlen;	    /* per-CPU CBUS ring, in small messages */
+	unsigned int cbus_budget;   /* per-CPU CBUS overflow bytes */
+	unsigned int cbus_batch;    /* messages per CBUS datagram; writable */
+	unsigned int cbus_defer_us; /* CBUS kick's wait under load; writable */
 #ifdef CNBUS_TESTING
 	unsigned int cbus_worker_delay_us; /* test builds: worker sleeps per datagram */
 #endif

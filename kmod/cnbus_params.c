@@ -4,9 +4,10 @@
  * the defaults) through cnbus_param_ops, which refuses a value outside the
  * parameter's range with -EINVAL and a line in the kernel log naming the
  * range: at load (modprobe, insmod), where it fails the load, and for the
- * writable cbus_batch at every write to its sysfs file, where the old
- * value stays. The ranges are those of kmod/README.md's table. Values are
- * decimal (leading zeros allowed, no octal or hex).
+ * writable cbus_batch and cbus_defer_us at every write to their sysfs
+ * files, where the old value stays. The ranges are those of
+ * kmod/README.md's table. Values are decimal (leading zeros allowed, no
+ * octal or hex).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -33,7 +34,7 @@ static int cnbus_param_set(const char *arg, const struct kernel_param *kp)
 		pr_err("%s must be a number in [%u, %u]\n", kp->name, r->min, r->max);
 		return -EINVAL;
 	}
-	/* cbus_batch is read by the CBUS workers while it may be written. */
+	/* cbus_batch and cbus_defer_us are read by CBUS while they may be written. */
 	WRITE_ONCE(*r->val, v);
 	return 0;
 }
@@ -76,6 +77,11 @@ static struct cnbus_param_range cnbus_param_cbus_batch = { &cnbus_dev.cbus_batch
 module_param_cb(cbus_batch, &cnbus_param_ops, &cnbus_param_cbus_batch, 0644);
 MODULE_PARM_DESC(cbus_batch,
 		 "messages per CBUS datagram, 1..1024 (default 64; 1: one datagram per message)");
+
+static struct cnbus_param_range cnbus_param_cbus_defer_us = { &cnbus_dev.cbus_defer_us, 0, 100000 };
+module_param_cb(cbus_defer_us, &cnbus_param_ops, &cnbus_param_cbus_defer_us, 0644);
+MODULE_PARM_DESC(cbus_defer_us, "CBUS worker's wait after a recent drain, microseconds rounded up "
+				"to jiffies, 0..100000 (default 1000; 0: never waits)");
 
 #ifdef CNBUS_TESTING
 /* Test builds only (Kbuild: CNBUS_TESTING=y); dkms.conf never sets it. */

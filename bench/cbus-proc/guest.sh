@@ -18,6 +18,9 @@
 #           (/proc/stat) from the storm's start until the monitor showed
 #           the end marker, each monitor's own CPU, the execs it named;
 #   loss    cbp-loss's forced overrun.
+# With CBP_LATENCY=1 (bench/cbus-proc/run --latency) it does none of that:
+# cbp-latency for each cbus_defer_us of CBP_LAT_DEFERS, sparse forks, then
+# back to back: the records' latency to a reader.
 # With CBP_STRACE=1 (bench/cbus-proc/run --strace) it does none of that:
 # one storm per cnctl under `strace -c -f` (CBP_CNCTL_BEFORE first, when
 # set, then the build's), each on cnbus_proc.ko, for the system calls per
@@ -144,6 +147,25 @@ strace_run() {
 	sed "s/^/# cbp strace $1: /" "$f.sc"
 	rm -f "$f" "$f.err" "$f.sc"
 }
+
+if [ "${CBP_LATENCY:-0}" = 1 ]; then
+	echo "CBP begin latency kernel=$(uname -r) cpus=$(nproc)"
+	param=/sys/module/cnbus/parameters/cbus_defer_us
+	load_proc
+	for d in $CBP_LAT_DEFERS; do
+		if [ -w "$param" ]; then
+			echo "$d" >"$param" || echo "# cbp: cbus_defer_us=$d refused"
+		else
+			d=none # a cnbus.ko without the parameter: once
+		fi
+		echo "CBP latency defer_us=$d gap_us=20000 $("$CBP_BIN/cbp-latency" "$CBP_LAT_SPARSE" 20000)"
+		echo "CBP latency defer_us=$d gap_us=0 $("$CBP_BIN/cbp-latency" "$CBP_LAT_FORKS" 0)"
+		[ "$d" = none ] && break
+	done
+	unload_proc
+	echo "CBP end"
+	exit 0
+fi
 
 if [ "${CBP_STRACE:-0}" = 1 ]; then
 	echo "CBP begin strace kernel=$(uname -r) cpus=$(nproc)"

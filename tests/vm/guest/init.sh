@@ -67,7 +67,7 @@ kmemleak_check() {
 # A parameter out of its range (kmod/README.md's table), or not a decimal
 # number, fails the load with a line naming the parameter and its range.
 for p in unit=32 groups=31 groups=65537 max_notify=65537 cbus_qlen=0 cbus_qlen=65537 \
-	cbus_budget=67108865 cbus_batch=0 cbus_batch=1025 cbus_qlen=many cbus_qlen=0x40; do
+	cbus_budget=67108865 cbus_batch=0 cbus_batch=1025 cbus_defer_us=100001 cbus_qlen=many cbus_qlen=0x40; do
 	said="cnbus: ${p%%=*} must be a number in \["
 	n=$(dmesg | grep -c "$said")
 	if insmod /lib/cnbus/cnbus.ko "$p" 2>/dev/null || [ -e /sys/module/cnbus ]; then
