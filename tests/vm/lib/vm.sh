@@ -289,7 +289,7 @@ vm_boot() {
 		echo "== the guest kernel crashed during its own boot, before /init (nothing of ours had run):"
 		vm_log_reports "$VM_LOG.txt" | sed -n '1,3s/^/==   /p'
 	elif vm_tcg_poke_trap "$VM_LOG.txt"; then
-		echo "== the guest kernel stopped at the int3 of a 5-byte NOP being patched (a static key"
+		echo "== the guest kernel stopped at the int3 of a 5-byte NOP or jump being patched (a static key"
 		echo "== or tracepoint switched while another vCPU ran it): under TCG, the emulator's"
 		echo "== cross-modifying code, as at boot without our modules. Its report:"
 		grep -m 2 -E 'Oops: int3|RIP: 0010' "$VM_LOG.txt" | sed 's/^/==   /'
@@ -306,15 +306,16 @@ vm_boot() {
 }
 
 # vm_tcg_poke_trap LOG: did the kernel's first report stop at an int3 in the
-# middle of a 5-byte NOP (0f 1f 44 00 00, a jump label's or tracepoint's
-# site) in kernel text: text_poke_bp's int3, met by a vCPU after the
-# patching ended. The kernel's int3 handler covers the patching on a real
-# CPU; under QEMU/TCG a vCPU can still run the old translation.
+# middle of a jump label's or tracepoint's 5-byte site in kernel text, now
+# a NOP (0f 1f 44 00 00) or a jump (e9 and its offset): text_poke_bp's
+# int3, met by a vCPU after the patching ended. The kernel's int3 handler
+# covers the patching on a real CPU; under QEMU/TCG a vCPU can still run
+# the old translation.
 vm_tcg_poke_trap() {
 	vm_first=$(grep -m 1 -A 12 -E 'Oops: |BUG: |general protection|double fault' "$1") || return 1
 	case $vm_first in *'Oops: int3'*) ;; *) return 1 ;; esac
 	case $vm_first in *'RIP: 0010:'*) ;; *) return 1 ;; esac
-	case $vm_first in *'Code: '*' 0f <1f> 44 00 00'*) return 0 ;; esac
+	case $vm_first in *'Code: '*' 0f <1f> 44 00 00'* | *'Code: '*' e9 <'??'> '??' '??' '??*) return 0 ;; esac
 	return 1
 }
 
