@@ -34,9 +34,10 @@
  * second of a pair (a fork and its exit), is sent at once, as with
  * cbus_defer_us=0 or cbus_batch=1. The wait a record can be given is
  * cbus_defer_us rounded up to jiffies (one jiffy at the default), before
- * the worker is scheduled. The worker packs consecutive records of one group into one datagram (up to
- * cbus_batch messages and NLMSG_GOODSIZE bytes: several nlmsghdr + cn_msg,
- * as netlink readers walk them), gives the records' bytes back, then
+ * the worker is scheduled. The worker packs consecutive records of one
+ * group into one datagram (up to cbus_batch messages and NLMSG_GOODSIZE
+ * bytes: several nlmsghdr + cn_msg, as netlink readers walk them), gives
+ * the records' bytes back, then
  * broadcasts the skb: one allocation and one wake-up of each listener per
  * datagram. cbus_batch=1 gives one datagram per message (what earlier
  * versions sent, for readers that take only the first message of a

@@ -80,8 +80,8 @@ MODULE_PARM_DESC(cbus_batch,
 
 static struct cnbus_param_range cnbus_param_cbus_defer_us = { &cnbus_dev.cbus_defer_us, 0, 100000 };
 module_param_cb(cbus_defer_us, &cnbus_param_ops, &cnbus_param_cbus_defer_us, 0644);
-MODULE_PARM_DESC(cbus_defer_us, "CBUS worker's wait after a recent drain, microseconds rounded up "
-				"to jiffies, 0..100000 (default 1000; 0: never waits)");
+MODULE_PARM_DESC(cbus_defer_us,
+		 "kick's wait under load, us to jiffies, 0..100000 (default 1000; 0: none)");
 
 #ifdef CNBUS_TESTING
 /* Test builds only (Kbuild: CNBUS_TESTING=y); dkms.conf never sets it. */
