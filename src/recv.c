@@ -145,11 +145,11 @@ static int align_record(struct cn_rx *rx, const struct cn_msg **m)
 }
 
 /*
- * One step of the walk of the datagram at the cursor, through parse_next: 1 with *out
- * filled, 0 when it moved on without a message (a datagram skipped, an
- * ack, the end of a datagram), CN__RX_ANSWER (w's answer), or an error:
- * -EBADMSG or -EMSGSIZE (counted as malformed, the datagram dropped),
- * -ENOBUFS (an NLMSG_OVERRUN, counted as an overrun), a kernel's
+ * One step of the walk of the datagram at the cursor, through parse_next:
+ * 1 with *out filled, 0 when it moved on without a message (a datagram
+ * skipped, an ack, the end of a datagram), CN__RX_ANSWER (w's answer), or
+ * an error: -EBADMSG or -EMSGSIZE (counted as malformed, the datagram
+ * dropped), -ENOBUFS (an NLMSG_OVERRUN, counted as an overrun), a kernel's
  * NLMSG_ERROR.
  */
 static int walk_step(struct cn_sock *s, struct cn_message *out, struct cn__rx_wait *w)

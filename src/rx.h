@@ -5,9 +5,9 @@
  * every receive call and every wait, with what it needs inline: the one
  * function that makes a receive system call (cn__rx_read), the cursor over
  * the datagrams it read (struct cn_rx) and the one test of a simple
- * datagram. Anything
- * else goes to the slow half, cn__rx_walk (recv.c). On a simple datagram
- * nothing here calls out of this file but cn__backlog_empty (internal.h).
+ * datagram. Anything else goes to the slow half, cn__rx_walk (recv.c). On
+ * a simple datagram nothing here calls out of this file but
+ * cn__backlog_empty (internal.h).
  */
 #ifndef LIBCN_RX_H
 #define LIBCN_RX_H
@@ -61,8 +61,8 @@ static inline uint32_t cn__rx_dgram_group(struct msghdr *h, uint32_t nl_groups)
  * first, each one's group set; waits for the first unless flags has
  * CN_RECV_DONTWAIT. Counts the call and the datagrams; an overrun is
  * counted and returned as -ENOBUFS. Returns the count (rx->count and
- * rx->left too) or -errno (both 0). Inline: it is
- * on every event's path (docs/PERFORMANCE.md).
+ * rx->left too) or -errno (both 0). Inline: it is on every event's path
+ * (docs/PERFORMANCE.md).
  */
 CN_INLINE int cn__rx_read(struct cn_sock *s, uint32_t n, unsigned int flags)
 {
