@@ -10,7 +10,7 @@ vm_guest_start
 echo "ARCH-BEGIN kernel $(uname -r)"
 . /lib/arch.conf # ARCH_SRC, ARCH_BUILD, ARCH_CTEST_FIRST, ARCH_CTEST_ARGS, ARCH_CI
 
-vm_guest_insmod /lib/arch-mod "ARCH: insmod failed:"
+vm_guest_insmod /lib/vm-mod "ARCH: insmod failed:"
 
 r=/host
 # The source and build directories last: they may be under /tmp (a tmpfs

@@ -41,43 +41,14 @@ fi
 
 vm_host_tools
 vm_kernel "${ARCH_VM_KERNEL:-6.12}"
-KVER=$VM_KVER
-MODDIR=$VM_MODDIR
-[ -r "$MODDIR/modules.dep" ] || vm_skip "no $MODDIR/modules.dep (the kernel's modules)"
 VM_WORK=$BUILD/vm-work
 rm -rf "$VM_WORK"
 vm_work cn-arch-vm
 mkdir -p "$VM_WORK/src"
 vm_root "$SRC/tests/arch/guest-init.sh"
-
-# The modules 9p over virtio needs, dependencies first (modules.dep lists
-# a module's dependencies in the reverse of their load order), uncompressed
-# for busybox's insmod.
-mkdir -p "$VM_ROOT/lib/arch-mod"
-: >"$VM_ROOT/lib/arch-mod/order"
-add_module() { # add_module PATH (relative to MODDIR, as modules.dep has it)
-	grep -qx "$(basename "$1" | sed 's/\.ko.*$/.ko/')" "$VM_ROOT/lib/arch-mod/order" && return 0
-	for dep in $(grep "^$1:" "$MODDIR/modules.dep" | cut -d: -f2 | tr ' ' '\n' | tac); do
-		add_module "$dep"
-	done
-	name=$(basename "$1" | sed 's/\.ko.*$/.ko/')
-	case "$1" in
-	*.ko) cp "$MODDIR/$1" "$VM_ROOT/lib/arch-mod/$name" ;;
-	*.ko.xz) xz -dc "$MODDIR/$1" >"$VM_ROOT/lib/arch-mod/$name" ;;
-	*.ko.zst) zstd -qdc "$MODDIR/$1" >"$VM_ROOT/lib/arch-mod/$name" ;;
-	*.ko.gz) gzip -dc "$MODDIR/$1" >"$VM_ROOT/lib/arch-mod/$name" ;;
-	*) vm_fail "module $1: unknown compression" ;;
-	esac
-	echo "$name" >>"$VM_ROOT/lib/arch-mod/order"
-}
-for m in virtio_pci 9pnet_virtio 9p; do
-	p=$({ grep -E "/$m\.ko(\.[a-z]+)?:" "$MODDIR/modules.dep" || [ $? = 1 ]; } | cut -d: -f1)
-	if [ -n "$p" ]; then
-		add_module "$p"
-	elif ! grep -qE "/$m\.ko" "$MODDIR/modules.builtin" 2>/dev/null; then
-		vm_skip "kernel $KVER has no $m (module or built in)"
-	fi
-done
+# The modules 9p over virtio needs, from the kernel's image
+# (VM_ROOT/lib/vm-mod; guest-init.sh loads them).
+vm_image_modules virtio_pci 9pnet_virtio 9p
 
 cat >"$VM_ROOT/lib/arch.conf" <<CONF
 ARCH_SRC='$SRC'

@@ -216,8 +216,8 @@ vm_root() {
 # dependencies first, uncompressed for busybox's insmod, into
 # VM_ROOT/lib/vm-mod, their load order in VM_ROOT/lib/vm-mod/order (the
 # guest's /init loads them in it); a NAME built into the kernel is left
-# out, one that is neither is a skip. The CBUS process-event bench loads
-# 9p over virtio with it (the arch tier's VM has its own copy of this).
+# out, one that is neither is a skip. The CBUS process-event bench and the
+# arch tier's VM (tests/arch/vm-host-tests.sh) load 9p over virtio with it.
 vm_image_modules() {
 	[ -r "$VM_MODDIR/modules.dep" ] || vm_skip "no $VM_MODDIR/modules.dep (the kernel's modules)"
 	mkdir -p "$VM_ROOT/lib/vm-mod"
