@@ -143,7 +143,7 @@ storm_run() {
 	fi
 	[ "$1" = kmod ] && unload_proc
 	echo "CBP storm round=$2 monitor=$1 busy_ms=$((b1 - b0)) ctxt=$((s1 - s0)) intr=$((i1 - i0)) mon_cpu_ms=$((c1 - c0)) named=$named_n $line" \
-		"lines=$(wc -l <"$f" 2>/dev/null || echo 0) $(summary "$f.err")"
+		"lines=$({ wc -l <"$f"; } 2>/dev/null || echo 0) $(summary "$f.err")"
 	rm -f "$f" "$f.err"
 }
 
