@@ -195,7 +195,7 @@ if [ "${CBP_STRACE:-0}" = 1 ]; then
 fi
 
 parts=" ${CBP_PARTS:-fb storm loss} "
-echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz parts=${parts// /,} forkstat=$(command -v forkstat || echo none) execsnoop=${CBP_EXECSNOOP:-none}"
+echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz parts=$(xargs <<<"$parts" | tr ' ' ,) forkstat=$(command -v forkstat || echo none) execsnoop=${CBP_EXECSNOOP:-none}"
 setups=()
 [[ $parts == *" fb "* ]] && setups=(conn kmod idle none)
 monitors=()
