@@ -14,10 +14,13 @@
 #           listening), none (not loaded, nobody listening);
 #   storm   CBP_STORM children of cnb-storm exec'ing the static cbp-quick,
 #           with no monitor (cnbus_proc.ko not loaded), cnctl proc on the
-#           producer, forkstat, execsnoop: the machine's busy jiffies
-#           (/proc/stat) from the storm's start until the monitor showed
-#           the end marker, each monitor's own CPU, the execs it named;
+#           producer, forkstat, execsnoop: the machine's busy time
+#           (/proc/uptime, /proc/stat), context switches and interrupts
+#           from the storm's start until the monitor showed the end
+#           marker, each monitor's own CPU, the execs it named;
 #   loss    cbp-loss's forced overrun.
+# CBP_PARTS (default "fb storm loss") names the parts this boot runs:
+# bench/cbus-proc/run runs the storms in a boot of their own.
 # With CBP_LATENCY=1 (bench/cbus-proc/run --latency) it does none of that:
 # cbp-latency for each cbus_defer_us of CBP_LAT_DEFERS, sparse forks, then
 # back to back: the records' latency to a reader.
@@ -31,10 +34,24 @@ set -u
 out=/run/cbp
 mkdir -p "$out"
 hz=$(getconf CLK_TCK)
-quick=$CBP_BIN/cbp-quick
+# The storm's binary in the guest's tmpfs: exec'd from the 9p share, each
+# exec would wait for the host (an open there), time the guest's clock
+# counts with background work in it.
+cp "$CBP_BIN/cbp-quick" "$out/" || echo "Bail out! cp cbp-quick"
+quick=$out/cbp-quick
 
-# busy jiffies of the whole machine: all but idle and iowait
-busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
+# Milliseconds the whole machine was busy since boot: the CPUs' time less
+# their idle and iowait, which the kernel keeps exactly (nohz); its user and
+# system counts are sampled at ticks, which a CPU that wakes for a moment
+# and goes idle again does not take, so they miss a monitor's short runs.
+# Both files are read by one awk: between two processes the guest may idle
+# (an exec waits for the 9p share) and its idle time grow alone.
+busy() {
+	awk -v n="$(nproc)" -v hz="$hz" 'FILENAME == "/proc/uptime" { up = $1 }
+		/^cpu / { printf "%.0f\n", up * 1000 * n - ($5 + $6) * 1000 / hz }' /proc/uptime /proc/stat
+}
+# context switches and interrupts since boot, "CTXT INTR"
+switches() { awk '/^ctxt / { c = $2 } /^intr / { i = $2 } END { print c, i }' /proc/stat; }
 cpu_ms() { awk -v hz="$hz" '{ sub(/.*\) /, ""); print int(($12 + $13) * 1000 / hz) }' "/proc/$1/stat"; }
 await() { # FILE PATTERN SECONDS
 	for _ in $(seq $(($3 * 10))); do
@@ -105,10 +122,11 @@ named() { grep -oE -e "$quick cnb-x-[0-9]+" "$1" | sort -u | wc -l; }
 
 # the storm under monitor $1, round $2
 storm_run() {
-	local f=$out/storm.$1 b0 b1 c0=0 c1=0 line named_n=NA end=cnb-end-$2-$1
+	local f=$out/storm.$1 b0 b1 c0=0 c1=0 s0 s1 i0 i1 line named_n=NA end=cnb-end-$2-$1
 	[ "$1" = kmod ] && load_proc
 	start_monitor "$1" "$f"
 	[ -n "$mon" ] && c0=$(cpu_ms "$mon")
+	read -r s0 i0 < <(switches)
 	b0=$(busy)
 	line=$("$CBP_BIN/cnb-storm" -n "$CBP_STORM" -e 1 -x "$quick")
 	"$quick" "$end"
@@ -117,14 +135,15 @@ storm_run() {
 	*) await "$f" "$end" 300 ;;
 	esac
 	b1=$(busy)
+	read -r s1 i1 < <(switches)
 	if [ -n "$mon" ]; then
 		c1=$(cpu_ms "$mon")
 		stop "$mon"
 		named_n=$(named "$f")
 	fi
 	[ "$1" = kmod ] && unload_proc
-	echo "CBP storm round=$2 monitor=$1 busy_jiffies=$((b1 - b0)) mon_cpu_ms=$((c1 - c0)) named=$named_n $line" \
-		"lines=$(wc -l <"$f" 2>/dev/null || echo 0) $(summary "$f.err")"
+	echo "CBP storm round=$2 monitor=$1 busy_ms=$((b1 - b0)) ctxt=$((s1 - s0)) intr=$((i1 - i0)) mon_cpu_ms=$((c1 - c0)) named=$named_n $line" \
+		"lines=$({ wc -l <"$f"; } 2>/dev/null || echo 0) $(summary "$f.err")"
 	rm -f "$f" "$f.err"
 }
 
@@ -175,11 +194,14 @@ if [ "${CBP_STRACE:-0}" = 1 ]; then
 	exit 0
 fi
 
-echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz forkstat=$(command -v forkstat || echo none) execsnoop=${CBP_EXECSNOOP:-none}"
-setups=(conn kmod idle none)
-monitors=(none kmod)
-command -v forkstat >/dev/null && monitors+=(forkstat)
-[ -n "${CBP_EXECSNOOP:-}" ] && monitors+=(execsnoop)
+parts=" ${CBP_PARTS:-fb storm loss} "
+echo "CBP begin kernel=$(uname -r) cpus=$(nproc) hz=$hz parts=$(xargs <<<"$parts" | tr ' ' ,) forkstat=$(command -v forkstat || echo none) execsnoop=${CBP_EXECSNOOP:-none}"
+setups=()
+[[ $parts == *" fb "* ]] && setups=(conn kmod idle none)
+monitors=()
+[[ $parts == *" storm "* ]] && monitors=(none kmod)
+[[ $parts == *" storm "* ]] && command -v forkstat >/dev/null && monitors+=(forkstat)
+[[ $parts == *" storm "* ]] && [ -n "${CBP_EXECSNOOP:-}" ] && monitors+=(execsnoop)
 for ((r = 1; r <= CBP_ROUNDS; r++)); do
 	echo "CBP round=$r loadavg=$(cut -d' ' -f1-3 /proc/loadavg)"
 	n=${#setups[@]}
@@ -190,6 +212,7 @@ for ((r = 1; r <= CBP_ROUNDS; r++)); do
 	for ((i = 0; i < n; i++)); do
 		storm_run "${monitors[$(((i + r) % n))]}" "$r"
 	done
+	[[ $parts == *" loss "* ]] || continue
 	load_proc
 	echo "CBP loss round=$r $("$CBP_BIN/cbp-loss" "$CBP_LOSS" "$quick")"
 	unload_proc
